@@ -1,0 +1,56 @@
+// Byte storage. `SharedBytes` is an immutable view plus whatever keeps it alive (a heap block,
+// an mmap of a .weave file, another factory's params), so params can be shared across
+// executors and models without copies. `AlignedBuffer` is an owned, 64-byte aligned block.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace weave {
+
+inline constexpr std::size_t kAlignment = 64;
+
+[[nodiscard]] inline std::size_t align_up(std::size_t n, std::size_t a = kAlignment) {
+  return (n + a - 1) / a * a;
+}
+
+class AlignedBuffer {
+public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(std::size_t bytes);  // zero-filled
+  [[nodiscard]] std::byte* data() { return ptr_.get(); }
+  [[nodiscard]] const std::byte* data() const { return ptr_.get(); }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] std::span<std::byte> span() { return {ptr_.get(), size_}; }
+  [[nodiscard]] std::span<const std::byte> span() const { return {ptr_.get(), size_}; }
+
+private:
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
+  std::unique_ptr<std::byte[], Free> ptr_;
+  std::size_t size_ = 0;
+};
+
+class SharedBytes {
+public:
+  SharedBytes() = default;
+  SharedBytes(std::span<const std::byte> bytes, std::shared_ptr<const void> owner)
+      : bytes_(bytes), owner_(std::move(owner)) {}
+  // Takes ownership of an aligned block.
+  static SharedBytes from(AlignedBuffer buf);
+  // Copies bytes into a new aligned block.
+  static SharedBytes copy_of(std::span<const std::byte> bytes);
+  [[nodiscard]] std::span<const std::byte> span() const { return bytes_; }
+  [[nodiscard]] const std::byte* data() const { return bytes_.data(); }
+  [[nodiscard]] std::size_t size() const { return bytes_.size(); }
+  [[nodiscard]] const std::shared_ptr<const void>& owner() const { return owner_; }
+
+private:
+  std::span<const std::byte> bytes_;
+  std::shared_ptr<const void> owner_;
+};
+
+}  // namespace weave

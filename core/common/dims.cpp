@@ -1,0 +1,67 @@
+#include "core/common/dims.h"
+
+#include <charconv>
+
+namespace weave {
+
+int64_t shape_numel(std::span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+bool shape_is_static(std::span<const int64_t> shape) {
+  for (int64_t d : shape)
+    if (d < 0) return false;
+  return true;
+}
+
+std::string shape_str(std::span<const int64_t> shape, std::span<const std::string> dim_names) {
+  if (shape.empty()) return "scalar";
+  std::string s;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += 'x';
+    if (shape[i] >= 0)
+      s += std::to_string(shape[i]);
+    else if (i < dim_names.size() && !dim_names[i].empty())
+      s += dim_names[i];
+    else
+      s += '?';
+  }
+  return s;
+}
+
+bool parse_shape(const std::string& text, Shape& out) {
+  out.clear();
+  if (text.empty()) return false;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    int64_t v = 0;
+    auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc() || v < 0) return false;
+    out.push_back(v);
+    p = next;
+    if (p == end) break;
+    if (*p != 'x' && *p != ',' && *p != 'X') return false;
+    ++p;
+    if (p == end) return false;
+  }
+  return out.size() <= static_cast<std::size_t>(kMaxRank);
+}
+
+Dims strides_of(const Dims& d) {
+  Dims s;
+  s.resize(d.rank());
+  int64_t acc = 1;
+  for (int i = d.rank() - 1; i >= 0; --i) {
+    s[i] = acc;
+    acc *= d[i];
+  }
+  return s;
+}
+
+}  // namespace weave

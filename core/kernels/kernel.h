@@ -1,0 +1,63 @@
+// The kernel interface. Every operator implementation (reference or fast) is a Kernel made by
+// a factory function registered under its ONNX op type. The life of a kernel:
+//
+//   create   once per Factory: validate attributes and param inputs, pack weights.
+//            A factory may decline (return nullptr) so that a lower-priority kernel is tried.
+//   infer    whenever the executor's input shapes change (never per run): concrete output
+//            dtypes and dims from input dims (and from input values known before running:
+//            params and shape-derived tensors), plus the bytes of scratch run() needs.
+//   run      per inference: no allocation, no validation; inputs and outputs are bound views.
+//
+// Kernels are immutable after create, so one kernel serves every Executor of a Factory at once.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "core/common/parallel.h"
+#include "core/common/status.h"
+#include "core/common/tensor.h"
+#include "core/graph/graph.h"
+
+namespace weave {
+
+struct KernelSetup {
+  const Node& node;
+  std::string label;                           // e.g. "node 12 (Conv '/backbone/conv1')", for messages
+  std::span<const Value* const> inputs;        // static info per input; nullptr for an omitted input
+  std::span<const ConstTensorView> constants;  // per input: the param's bytes, or data == nullptr
+  int opset = 13;                              // default-domain opset of the model
+};
+
+struct ShapeContext {
+  // Per input: dtype and concrete dims; data is non-null only when the value is known before
+  // running (a param, or a tensor computed from shapes). Omitted inputs have dtype undefined.
+  std::span<const ConstTensorView> inputs;
+  // Per output: the kernel sets dtype and dims; data is ignored.
+  std::span<TensorView> outputs;
+  // Scratch bytes run() needs for these shapes; set by the kernel.
+  std::size_t workspace = 0;
+  const std::string& label;  // for messages
+};
+
+struct RunContext {
+  std::span<const ConstTensorView> inputs;
+  std::span<const TensorView> outputs;
+  std::span<std::byte> workspace;  // at least the bytes infer() asked for, 64-byte aligned
+  const Parallel& parallel;
+};
+
+class Kernel {
+public:
+  virtual ~Kernel() = default;
+  [[nodiscard]] virtual Status infer(ShapeContext& ctx) const = 0;
+  virtual void run(const RunContext& ctx) const = 0;
+};
+
+// Returns a kernel, nullptr to decline (the registry then tries the next candidate), or an Error
+// that names the node and what is wrong with it.
+using KernelFactory = Expected<std::unique_ptr<Kernel>> (*)(const KernelSetup&);
+
+}  // namespace weave

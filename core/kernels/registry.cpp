@@ -1,0 +1,67 @@
+#include "core/kernels/registry.h"
+
+#include <algorithm>
+
+namespace weave {
+
+KernelRegistry& KernelRegistry::global() {
+  static KernelRegistry* r = [] {
+    auto* reg = new KernelRegistry();  // never destroyed: kernels may be looked up during exit
+    register_conv_kernels(*reg);
+    register_gemm_kernels(*reg);
+    register_pool_kernels(*reg);
+    register_normalization_kernels(*reg);
+    register_softmax_kernels(*reg);
+    register_rnn_kernels(*reg);
+    register_resize_kernels(*reg);
+    register_elementwise_kernels(*reg);
+    register_shape_kernels(*reg);
+    register_reduce_kernels(*reg);
+    return reg;
+  }();
+  return *r;
+}
+
+void KernelRegistry::add(std::string op, KernelFactory factory, int priority, std::string impl) {
+  entries_.push_back(Entry{std::move(op), factory, priority, std::move(impl)});
+  std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+    if (a.op != b.op) return a.op < b.op;
+    return a.priority > b.priority;
+  });
+}
+
+bool KernelRegistry::supports(std::string_view op) const {
+  return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.op == op; });
+}
+
+Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setup) const {
+  bool any = false;
+  for (const Entry& e : entries_) {
+    if (e.op != setup.node.op) continue;
+    any = true;
+    auto k = e.factory(setup);
+    if (!k) return k.error().context(setup.label);
+    if (*k) return std::move(*k);
+  }
+  if (!any) return make_error(setup.label, ": operator '", setup.node.op, "' is not supported");
+  return make_error(setup.label, ": no kernel accepts this '", setup.node.op, "' node");
+}
+
+Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setup, std::string_view impl) const {
+  for (const Entry& e : entries_) {
+    if (e.op != setup.node.op || e.impl != impl) continue;
+    auto k = e.factory(setup);
+    if (!k) return k.error().context(setup.label);
+    if (*k) return std::move(*k);
+  }
+  return make_error(setup.label, ": no '", impl, "' kernel for '", setup.node.op, "'");
+}
+
+std::vector<std::string> KernelRegistry::ops() const {
+  std::vector<std::string> out;
+  for (const Entry& e : entries_)
+    if (out.empty() || out.back() != e.op) out.push_back(e.op);
+  return out;
+}
+
+}  // namespace weave

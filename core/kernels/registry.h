@@ -1,0 +1,52 @@
+// One registry of kernels for all ops. Each op family file provides a register_*() function;
+// registry.cpp calls them all (explicit calls rather than static initialisers, which a static
+// library would silently drop). Fast kernels register with a higher priority and may decline a
+// node, in which case the reference kernel takes it.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/kernels/kernel.h"
+
+namespace weave {
+
+class KernelRegistry {
+public:
+  // The process-wide registry with every built-in kernel. Thread-safe after first use.
+  static KernelRegistry& global();
+
+  void add(std::string op, KernelFactory factory, int priority = 0, std::string impl = "reference");
+  [[nodiscard]] bool supports(std::string_view op) const;
+  // Creates the highest-priority kernel that accepts the node.
+  [[nodiscard]] Expected<std::unique_ptr<Kernel>> create(const KernelSetup& setup) const;
+  // Creates the kernel of one implementation ("reference", ...) only; for tests that check a
+  // fast kernel against the reference one.
+  [[nodiscard]] Expected<std::unique_ptr<Kernel>> create(const KernelSetup& setup, std::string_view impl) const;
+  [[nodiscard]] std::vector<std::string> ops() const;
+
+private:
+  struct Entry {
+    std::string op;
+    KernelFactory factory;
+    int priority;
+    std::string impl;
+  };
+  std::vector<Entry> entries_;  // sorted by op, then priority descending
+};
+
+// Registration hooks, one per op family file under core/kernels/.
+void register_conv_kernels(KernelRegistry& r);         // Conv, ConvTranspose
+void register_gemm_kernels(KernelRegistry& r);         // MatMul, Gemm
+void register_pool_kernels(KernelRegistry& r);         // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
+void register_normalization_kernels(KernelRegistry& r);// BatchNormalization, LayerNormalization, InstanceNormalization
+void register_softmax_kernels(KernelRegistry& r);      // Softmax, LogSoftmax
+void register_rnn_kernels(KernelRegistry& r);          // LSTM
+void register_resize_kernels(KernelRegistry& r);       // Resize, Upsample
+void register_elementwise_kernels(KernelRegistry& r);  // unary and broadcasting binary ops, Clip, Where, Cast...
+void register_shape_kernels(KernelRegistry& r);        // Shape, Reshape, Transpose, Concat, Slice, Gather, ...
+void register_reduce_kernels(KernelRegistry& r);       // ReduceMean, ReduceSum, ReduceMax, ...
+
+}  // namespace weave

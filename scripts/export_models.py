@@ -1,0 +1,81 @@
+#!/usr/bin/python3
+"""Exports the models Weave tests and benchmarks with, using Debian's PyTorch.
+
+All weights are random but seeded, so every machine with the same Debian packages makes the same
+files. Nothing is downloaded.
+
+  export_models.py OUT_DIR [--only NAME ...]
+
+Writes, in OUT_DIR:
+  resnet18.onnx, mobilenet_v2.onnx, squeezenet1_1.onnx   torchvision architectures, opset 13,
+                                                          input "input" [batch,3,224,224], output "logits"
+  lstm_lm.onnx     embedding + LSTM + linear: inputs tokens int64 [batch,seq], h0, c0 [1,batch,H];
+                   outputs next_logits [batch,seq,V], h1, c1
+"""
+import argparse
+import os
+import sys
+
+import torch
+import torchvision
+
+
+def export_torchvision(name, path):
+    torch.manual_seed(0)
+    model = getattr(torchvision.models, name)(weights=None).eval()
+    x = torch.randn(1, 3, 224, 224)
+    torch.onnx.export(model, x, path, opset_version=13, input_names=["input"], output_names=["logits"],
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}}, do_constant_folding=True)
+
+
+class LstmLM(torch.nn.Module):
+    def __init__(self, vocab=256, embed=64, hidden=128):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(vocab, embed)
+        self.lstm = torch.nn.LSTM(embed, hidden, batch_first=True)
+        self.head = torch.nn.Linear(hidden, vocab)
+
+    def forward(self, tokens, h0, c0):
+        x = self.embedding(tokens)
+        y, (h1, c1) = self.lstm(x, (h0, c0))
+        return self.head(y), h1, c1
+
+
+def export_lstm(path):
+    torch.manual_seed(0)
+    model = LstmLM().eval()
+    tokens = torch.randint(0, 256, (1, 8), dtype=torch.int64)
+    h0 = torch.zeros(1, 1, 128)
+    c0 = torch.zeros(1, 1, 128)
+    torch.onnx.export(model, (tokens, h0, c0), path, opset_version=13,
+                      input_names=["tokens", "h0", "c0"], output_names=["next_logits", "h1", "c1"],
+                      dynamic_axes={"tokens": {0: "batch", 1: "seq"}, "h0": {1: "batch"}, "c0": {1: "batch"},
+                                    "next_logits": {0: "batch", 1: "seq"}, "h1": {1: "batch"}, "c1": {1: "batch"}})
+
+
+MODELS = {
+    "resnet18": lambda p: export_torchvision("resnet18", p),
+    "mobilenet_v2": lambda p: export_torchvision("mobilenet_v2", p),
+    "squeezenet1_1": lambda p: export_torchvision("squeezenet1_1", p),
+    "lstm_lm": export_lstm,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out_dir")
+    ap.add_argument("--only", nargs="*", default=None, choices=sorted(MODELS))
+    args = ap.parse_args()
+    os.makedirs(args.out_dir, exist_ok=True)
+    for name in args.only or MODELS:
+        path = os.path.join(args.out_dir, name + ".onnx")
+        if os.path.exists(path):
+            continue
+        tmp = path + ".tmp"
+        MODELS[name](tmp)
+        os.replace(tmp, path)
+        print(f"exported {path} ({os.path.getsize(path) / 1e6:.1f} MB)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
