@@ -6,13 +6,15 @@
 
 namespace weave {
 
-void AlignedBuffer::Free::operator()(std::byte* p) const { std::free(p); }
+void AlignedBuffer::Free::operator()(std::byte* p) const {
+  std::free(p);
+}
 
-AlignedBuffer::AlignedBuffer(std::size_t bytes) : size_(bytes) {
+AlignedBuffer::AlignedBuffer(std::size_t bytes, bool zero) : size_(bytes) {
   if (bytes == 0) return;
   void* p = std::aligned_alloc(kAlignment, align_up(bytes));
   if (!p) throw std::bad_alloc();
-  std::memset(p, 0, align_up(bytes));
+  if (zero) std::memset(p, 0, align_up(bytes));
   ptr_.reset(static_cast<std::byte*>(p));
 }
 

@@ -17,16 +17,17 @@ inline constexpr std::size_t kAlignment = 64;
 }
 
 class AlignedBuffer {
-public:
+ public:
   AlignedBuffer() = default;
-  explicit AlignedBuffer(std::size_t bytes);  // zero-filled
+  // Zero-filled unless zero == false (arenas are written before they are read).
+  explicit AlignedBuffer(std::size_t bytes, bool zero = true);
   [[nodiscard]] std::byte* data() { return ptr_.get(); }
   [[nodiscard]] const std::byte* data() const { return ptr_.get(); }
   [[nodiscard]] std::size_t size() const { return size_; }
   [[nodiscard]] std::span<std::byte> span() { return {ptr_.get(), size_}; }
   [[nodiscard]] std::span<const std::byte> span() const { return {ptr_.get(), size_}; }
 
-private:
+ private:
   struct Free {
     void operator()(std::byte* p) const;
   };
@@ -35,7 +36,7 @@ private:
 };
 
 class SharedBytes {
-public:
+ public:
   SharedBytes() = default;
   SharedBytes(std::span<const std::byte> bytes, std::shared_ptr<const void> owner)
       : bytes_(bytes), owner_(std::move(owner)) {}
@@ -48,7 +49,7 @@ public:
   [[nodiscard]] std::size_t size() const { return bytes_.size(); }
   [[nodiscard]] const std::shared_ptr<const void>& owner() const { return owner_; }
 
-private:
+ private:
   std::span<const std::byte> bytes_;
   std::shared_ptr<const void> owner_;
 };

@@ -18,7 +18,7 @@ inline constexpr int kMaxRank = 8;
 using Shape = std::vector<int64_t>;
 
 class Dims {
-public:
+ public:
   Dims() = default;
   Dims(std::initializer_list<int64_t> d) { assign(std::span<const int64_t>(d.begin(), d.size())); }
   explicit Dims(std::span<const int64_t> d) { assign(d); }
@@ -52,7 +52,7 @@ public:
     return true;
   }
 
-private:
+ private:
   std::array<int64_t, kMaxRank> d_{};
   int rank_ = 0;
 };

@@ -33,18 +33,53 @@ enum class DType : int32_t {
 // True for values the artifact and kernels know (guards raw integers read from files).
 [[nodiscard]] bool dtype_valid(int32_t raw);
 
-template <class T> struct dtype_of;
-template <> struct dtype_of<float> { static constexpr DType value = DType::float32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::float64; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = DType::int64; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = DType::int32; };
-template <> struct dtype_of<int16_t> { static constexpr DType value = DType::int16; };
-template <> struct dtype_of<int8_t> { static constexpr DType value = DType::int8; };
-template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::uint8; };
-template <> struct dtype_of<uint16_t> { static constexpr DType value = DType::uint16; };
-template <> struct dtype_of<uint32_t> { static constexpr DType value = DType::uint32; };
-template <> struct dtype_of<uint64_t> { static constexpr DType value = DType::uint64; };
-template <> struct dtype_of<bool> { static constexpr DType value = DType::boolean; };
-template <class T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
+template <class T>
+struct dtype_of;
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::float32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = DType::float64;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr DType value = DType::int64;
+};
+template <>
+struct dtype_of<int32_t> {
+  static constexpr DType value = DType::int32;
+};
+template <>
+struct dtype_of<int16_t> {
+  static constexpr DType value = DType::int16;
+};
+template <>
+struct dtype_of<int8_t> {
+  static constexpr DType value = DType::int8;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr DType value = DType::uint8;
+};
+template <>
+struct dtype_of<uint16_t> {
+  static constexpr DType value = DType::uint16;
+};
+template <>
+struct dtype_of<uint32_t> {
+  static constexpr DType value = DType::uint32;
+};
+template <>
+struct dtype_of<uint64_t> {
+  static constexpr DType value = DType::uint64;
+};
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = DType::boolean;
+};
+template <class T>
+inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
 }  // namespace weave

@@ -15,20 +15,21 @@ class FunctionRef;
 
 template <class R, class... Args>
 class FunctionRef<R(Args...)> {
-public:
+ public:
   template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FunctionRef>>>
   FunctionRef(F&& f)  // NOLINT: implicit by design
-      : obj_(const_cast<void*>(static_cast<const void*>(&f))),
-        call_([](void* o, Args... a) -> R { return (*static_cast<std::remove_reference_t<F>*>(o))(std::forward<Args>(a)...); }) {}
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))), call_([](void* o, Args... a) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(o))(std::forward<Args>(a)...);
+        }) {}
   R operator()(Args... a) const { return call_(obj_, std::forward<Args>(a)...); }
 
-private:
+ private:
   void* obj_;
   R (*call_)(void*, Args...);
 };
 
 class Parallel {
-public:
+ public:
   virtual ~Parallel() = default;
   // Threads that may run chunks at once (>= 1).
   [[nodiscard]] virtual int threads() const = 0;
@@ -39,7 +40,7 @@ public:
 
 // Runs everything on the calling thread.
 class SerialParallel final : public Parallel {
-public:
+ public:
   [[nodiscard]] int threads() const override { return 1; }
   void for_range(int64_t n, int64_t, FunctionRef<void(int64_t, int64_t)> fn) const override {
     if (n > 0) fn(0, n);

@@ -31,7 +31,9 @@ struct ConstTensorView {
   DType dtype = DType::undefined;
   Dims dims;
   template <class T>
-  [[nodiscard]] const T* as() const { return static_cast<const T*>(data); }
+  [[nodiscard]] const T* as() const {
+    return static_cast<const T*>(data);
+  }
   [[nodiscard]] int64_t numel() const { return dims.numel(); }
   [[nodiscard]] std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
   [[nodiscard]] bool present() const { return dtype != DType::undefined; }
@@ -42,7 +44,9 @@ struct TensorView {
   DType dtype = DType::undefined;
   Dims dims;
   template <class T>
-  [[nodiscard]] T* as() const { return static_cast<T*>(data); }
+  [[nodiscard]] T* as() const {
+    return static_cast<T*>(data);
+  }
   [[nodiscard]] int64_t numel() const { return dims.numel(); }
   [[nodiscard]] std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
   [[nodiscard]] bool present() const { return dtype != DType::undefined; }
@@ -50,7 +54,7 @@ struct TensorView {
 };
 
 class Tensor {
-public:
+ public:
   Tensor() = default;
   Tensor(DType dtype, Dims dims);  // zero-filled
   template <class T>
@@ -62,16 +66,20 @@ public:
   [[nodiscard]] void* data() { return buf_.data(); }
   [[nodiscard]] const void* data() const { return buf_.data(); }
   template <class T>
-  [[nodiscard]] T* as() { return reinterpret_cast<T*>(buf_.data()); }
+  [[nodiscard]] T* as() {
+    return reinterpret_cast<T*>(buf_.data());
+  }
   template <class T>
-  [[nodiscard]] const T* as() const { return reinterpret_cast<const T*>(buf_.data()); }
+  [[nodiscard]] const T* as() const {
+    return reinterpret_cast<const T*>(buf_.data());
+  }
   [[nodiscard]] TensorView view() { return {buf_.data(), dtype_, dims_}; }
   [[nodiscard]] ConstTensorView view() const { return {buf_.data(), dtype_, dims_}; }
   [[nodiscard]] std::span<const std::byte> raw() const { return {buf_.data(), bytes()}; }
   // Deep copy of a view.
   static Tensor copy_of(ConstTensorView v);
 
-private:
+ private:
   DType dtype_ = DType::undefined;
   Dims dims_;
   AlignedBuffer buf_;

@@ -10,8 +10,8 @@
 #include <variant>
 #include <vector>
 
-#include "core/common/dtype.h"
 #include "core/common/dims.h"
+#include "core/common/dtype.h"
 
 namespace weave {
 
@@ -26,7 +26,7 @@ using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>
                                std::vector<std::string>, TensorAttr>;
 
 class Attributes {
-public:
+ public:
   void set(std::string name, AttrValue v);
   [[nodiscard]] bool has(std::string_view name) const { return find(name) != nullptr; }
   [[nodiscard]] const AttrValue* find(std::string_view name) const;
@@ -34,7 +34,8 @@ public:
   [[nodiscard]] int64_t get_int(std::string_view name, int64_t fallback) const;
   [[nodiscard]] float get_float(std::string_view name, float fallback) const;
   [[nodiscard]] std::string get_string(std::string_view name, std::string fallback = {}) const;
-  [[nodiscard]] std::vector<int64_t> get_ints(std::string_view name, std::vector<int64_t> fallback = {}) const;
+  [[nodiscard]] std::vector<int64_t> get_ints(std::string_view name,
+                                              std::vector<int64_t> fallback = {}) const;
   [[nodiscard]] std::vector<float> get_floats(std::string_view name, std::vector<float> fallback = {}) const;
   [[nodiscard]] std::vector<std::string> get_strings(std::string_view name) const;
   [[nodiscard]] const TensorAttr* get_tensor(std::string_view name) const;
@@ -42,7 +43,7 @@ public:
   [[nodiscard]] std::size_t size() const { return items_.size(); }
   friend bool operator==(const Attributes&, const Attributes&) = default;
 
-private:
+ private:
   std::vector<std::pair<std::string, AttrValue>> items_;
 };
 

@@ -61,7 +61,8 @@ Status Graph::validate() const {
     return make_error("graph: input/output tables disagree");
   for (int32_t id : inputs) {
     if (id < 0 || id >= nv) return make_error("graph: input id ", id, " out of range");
-    if (values[id].kind != ValueKind::input) return make_error("graph: ", value_label(id), " is not of kind input");
+    if (values[id].kind != ValueKind::input)
+      return make_error("graph: ", value_label(id), " is not of kind input");
     available[id] = true;
   }
   for (std::size_t p = 0; p < params.size(); ++p) {
@@ -81,15 +82,18 @@ Status Graph::validate() const {
     const Node& n = nodes[i];
     for (int32_t in : n.inputs) {
       if (in == kNoValue) continue;
-      if (in < 0 || in >= nv) return make_error("graph: ", node_label(i), " reads value ", in, " out of range");
+      if (in < 0 || in >= nv)
+        return make_error("graph: ", node_label(i), " reads value ", in, " out of range");
       if (!available[in])
         return make_error("graph: ", node_label(i), " reads ", value_label(in), " before it is produced");
     }
     for (int32_t out : n.outputs) {
       if (out == kNoValue) continue;
-      if (out < 0 || out >= nv) return make_error("graph: ", node_label(i), " writes value ", out, " out of range");
+      if (out < 0 || out >= nv)
+        return make_error("graph: ", node_label(i), " writes value ", out, " out of range");
       if (values[out].kind != ValueKind::intermediate)
-        return make_error("graph: ", node_label(i), " writes ", value_label(out), " which is not an intermediate");
+        return make_error("graph: ", node_label(i), " writes ", value_label(out),
+                          " which is not an intermediate");
       if (++producers[out] > 1) return make_error("graph: ", value_label(out), " has two producers");
       available[out] = true;
     }

@@ -26,15 +26,15 @@ enum class ValueKind : uint8_t { input = 0, param = 1, intermediate = 2 };
 struct Value {
   ValueKind kind = ValueKind::intermediate;
   DType dtype = DType::undefined;
-  Shape shape;              // static shape as far as known; kDynamic dims, empty+rank_known=false if unknown rank
-  bool rank_known = true;   // false when shape inference could not tell the rank
-  int32_t param = -1;       // param id when kind == param
+  Shape shape;  // static shape as far as known; kDynamic dims, empty+rank_known=false if unknown rank
+  bool rank_known = true;  // false when shape inference could not tell the rank
+  int32_t param = -1;      // param id when kind == param
 };
 
 struct Node {
-  std::string op;               // ONNX op type, e.g. "Conv"
-  std::vector<int32_t> inputs;  // value ids; kNoValue for omitted optional inputs
-  std::vector<int32_t> outputs; // value ids
+  std::string op;                // ONNX op type, e.g. "Conv"
+  std::vector<int32_t> inputs;   // value ids; kNoValue for omitted optional inputs
+  std::vector<int32_t> outputs;  // value ids
   Attributes attrs;
 };
 
@@ -55,8 +55,8 @@ struct Graph {
   std::vector<Value> values;
   std::vector<Node> nodes;
   std::vector<Param> params;
-  std::vector<int32_t> inputs;   // value ids of real inputs (never params)
-  std::vector<int32_t> outputs;  // value ids of outputs
+  std::vector<int32_t> inputs;           // value ids of real inputs (never params)
+  std::vector<int32_t> outputs;          // value ids of outputs
   std::vector<TensorInfo> input_infos;   // names, dtypes, static shapes, dim names (parallel to inputs)
   std::vector<TensorInfo> output_infos;  // parallel to outputs
   NameMap names;

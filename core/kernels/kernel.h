@@ -50,7 +50,7 @@ struct RunContext {
 };
 
 class Kernel {
-public:
+ public:
   virtual ~Kernel() = default;
   [[nodiscard]] virtual Status infer(ShapeContext& ctx) const = 0;
   virtual void run(const RunContext& ctx) const = 0;

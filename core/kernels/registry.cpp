@@ -47,7 +47,8 @@ Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setu
   return make_error(setup.label, ": no kernel accepts this '", setup.node.op, "' node");
 }
 
-Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setup, std::string_view impl) const {
+Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setup,
+                                                         std::string_view impl) const {
   for (const Entry& e : entries_) {
     if (e.op != setup.node.op || e.impl != impl) continue;
     auto k = e.factory(setup);

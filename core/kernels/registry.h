@@ -14,7 +14,7 @@
 namespace weave {
 
 class KernelRegistry {
-public:
+ public:
   // The process-wide registry with every built-in kernel. Thread-safe after first use.
   static KernelRegistry& global();
 
@@ -24,10 +24,11 @@ public:
   [[nodiscard]] Expected<std::unique_ptr<Kernel>> create(const KernelSetup& setup) const;
   // Creates the kernel of one implementation ("reference", ...) only; for tests that check a
   // fast kernel against the reference one.
-  [[nodiscard]] Expected<std::unique_ptr<Kernel>> create(const KernelSetup& setup, std::string_view impl) const;
+  [[nodiscard]] Expected<std::unique_ptr<Kernel>> create(const KernelSetup& setup,
+                                                         std::string_view impl) const;
   [[nodiscard]] std::vector<std::string> ops() const;
 
-private:
+ private:
   struct Entry {
     std::string op;
     KernelFactory factory;
@@ -38,15 +39,17 @@ private:
 };
 
 // Registration hooks, one per op family file under core/kernels/.
-void register_conv_kernels(KernelRegistry& r);         // Conv, ConvTranspose
-void register_gemm_kernels(KernelRegistry& r);         // MatMul, Gemm
-void register_pool_kernels(KernelRegistry& r);         // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
-void register_normalization_kernels(KernelRegistry& r);// BatchNormalization, LayerNormalization, InstanceNormalization
-void register_softmax_kernels(KernelRegistry& r);      // Softmax, LogSoftmax
-void register_rnn_kernels(KernelRegistry& r);          // LSTM
-void register_resize_kernels(KernelRegistry& r);       // Resize, Upsample
-void register_elementwise_kernels(KernelRegistry& r);  // unary and broadcasting binary ops, Clip, Where, Cast...
-void register_shape_kernels(KernelRegistry& r);        // Shape, Reshape, Transpose, Concat, Slice, Gather, ...
-void register_reduce_kernels(KernelRegistry& r);       // ReduceMean, ReduceSum, ReduceMax, ...
+void register_conv_kernels(KernelRegistry& r);  // Conv, ConvTranspose
+void register_gemm_kernels(KernelRegistry& r);  // MatMul, Gemm
+void register_pool_kernels(KernelRegistry& r);  // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
+void register_normalization_kernels(
+    KernelRegistry& r);  // BatchNormalization, LayerNormalization, InstanceNormalization
+void register_softmax_kernels(KernelRegistry& r);  // Softmax, LogSoftmax
+void register_rnn_kernels(KernelRegistry& r);      // LSTM
+void register_resize_kernels(KernelRegistry& r);   // Resize, Upsample
+void register_elementwise_kernels(
+    KernelRegistry& r);                           // unary and broadcasting binary ops, Clip, Where, Cast...
+void register_shape_kernels(KernelRegistry& r);   // Shape, Reshape, Transpose, Concat, Slice, Gather, ...
+void register_reduce_kernels(KernelRegistry& r);  // ReduceMean, ReduceSum, ReduceMax, ...
 
 }  // namespace weave

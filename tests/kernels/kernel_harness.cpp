@@ -14,7 +14,7 @@ namespace {
 
 // A small pool for kernel tests of intra-op parallel paths: one std::thread per extra chunk.
 class ThreadsParallel final : public Parallel {
-public:
+ public:
   explicit ThreadsParallel(int n) : n_(n) {}
   [[nodiscard]] int threads() const override { return n_; }
   void for_range(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) const override {
@@ -27,7 +27,7 @@ public:
     for (auto& t : ts) t.join();
   }
 
-private:
+ private:
   int n_;
 };
 
@@ -113,14 +113,29 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
       m = std::max(m, std::fabs(static_cast<double>(pa[i]) - static_cast<double>(pb[i])));
   };
   switch (a.dtype()) {
-    case DType::float32: cmp(a.as<float>(), b.as<float>()); break;
-    case DType::float64: cmp(a.as<double>(), b.as<double>()); break;
-    case DType::int64: cmp(a.as<int64_t>(), b.as<int64_t>()); break;
-    case DType::int32: cmp(a.as<int32_t>(), b.as<int32_t>()); break;
-    case DType::uint8: cmp(a.as<uint8_t>(), b.as<uint8_t>()); break;
-    case DType::int8: cmp(a.as<int8_t>(), b.as<int8_t>()); break;
-    case DType::boolean: cmp(a.as<uint8_t>(), b.as<uint8_t>()); break;
-    default: return std::numeric_limits<double>::infinity();
+    case DType::float32:
+      cmp(a.as<float>(), b.as<float>());
+      break;
+    case DType::float64:
+      cmp(a.as<double>(), b.as<double>());
+      break;
+    case DType::int64:
+      cmp(a.as<int64_t>(), b.as<int64_t>());
+      break;
+    case DType::int32:
+      cmp(a.as<int32_t>(), b.as<int32_t>());
+      break;
+    case DType::uint8:
+      cmp(a.as<uint8_t>(), b.as<uint8_t>());
+      break;
+    case DType::int8:
+      cmp(a.as<int8_t>(), b.as<int8_t>());
+      break;
+    case DType::boolean:
+      cmp(a.as<uint8_t>(), b.as<uint8_t>());
+      break;
+    default:
+      return std::numeric_limits<double>::infinity();
   }
   return m;
 }

@@ -1,0 +1,76 @@
+// Factory: everything about a model that never changes while it runs — the graph, its params,
+// one kernel per node (weights packed once) and the shape plans made so far. It is immutable
+// once created and shared (std::shared_ptr<const Factory>) by every Executor of every thread
+// and element that runs the model (R3). All methods are thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/status.h"
+#include "core/common/tensor.h"
+#include "core/graph/graph.h"
+#include "core/kernels/kernel.h"
+#include "core/runtime/plan.h"
+
+namespace weave {
+
+class KernelRegistry;
+
+struct FactoryOptions {
+  // Shapes to plan for up front, by input name ("x" -> {1,3,640,640}). Inputs whose static
+  // shape is only dynamic in dim 0 default to batch 1; other dynamic inputs are planned at the
+  // first set_input (or taken from the graph's "plan_shape.<input>" metadata written by
+  // `weave compile --shape`).
+  std::map<std::string, Shape> plan_shapes;
+  const KernelRegistry* registry = nullptr;  // default: KernelRegistry::global()
+};
+
+class Factory {
+ public:
+  [[nodiscard]] static Expected<std::shared_ptr<const Factory>> create(Graph graph,
+                                                                       const FactoryOptions& options = {});
+
+  // R1: real inputs only; params are counted apart.
+  [[nodiscard]] int num_inputs() const { return static_cast<int>(graph_.inputs.size()); }
+  [[nodiscard]] int num_outputs() const { return static_cast<int>(graph_.outputs.size()); }
+  [[nodiscard]] int num_params() const { return static_cast<int>(graph_.params.size()); }
+  [[nodiscard]] int64_t param_bytes() const { return graph_.param_bytes(); }
+  // R2: the model's own names; an unknown name is an error listing the names that exist.
+  [[nodiscard]] Expected<int> input_index(std::string_view name) const;
+  [[nodiscard]] Expected<int> output_index(std::string_view name) const;
+  [[nodiscard]] const TensorInfo& input_info(int i) const { return graph_.input_infos[i]; }
+  [[nodiscard]] const TensorInfo& output_info(int i) const { return graph_.output_infos[i]; }
+  [[nodiscard]] std::span<const TensorInfo> inputs() const { return graph_.input_infos; }
+  [[nodiscard]] std::span<const TensorInfo> outputs() const { return graph_.output_infos; }
+  [[nodiscard]] const std::map<std::string, std::string>& metadata() const { return graph_.metadata; }
+  [[nodiscard]] const Graph& graph() const { return graph_; }
+  [[nodiscard]] const Kernel& kernel(int node) const { return *kernels_[node]; }
+
+  // The plan made at creation, or nullptr when some input dims are only known at run time.
+  [[nodiscard]] std::shared_ptr<const ShapePlan> default_plan() const { return default_plan_; }
+  // The plan for these input dims, made once and then shared (a small cache of recent shapes).
+  [[nodiscard]] Expected<std::shared_ptr<const ShapePlan>> plan_for(std::span<const Dims> input_dims) const;
+  // Default input dims: from the options or metadata; false if some dim is unknown.
+  [[nodiscard]] bool default_input_dims(std::vector<Dims>& out) const;
+
+  Factory(const Factory&) = delete;
+  Factory& operator=(const Factory&) = delete;
+
+ private:
+  Factory() = default;
+  Graph graph_;
+  std::vector<std::unique_ptr<Kernel>> kernels_;
+  std::vector<Dims> default_dims_;
+  bool has_default_dims_ = false;
+  std::shared_ptr<const ShapePlan> default_plan_;
+  mutable std::mutex plans_mutex_;
+  mutable std::vector<std::shared_ptr<const ShapePlan>> recent_plans_;
+};
+
+}  // namespace weave

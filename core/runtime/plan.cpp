@@ -1,0 +1,155 @@
+#include "core/runtime/plan.h"
+
+#include <string>
+
+#include "core/runtime/memory_planner.h"
+
+namespace weave {
+namespace {
+
+// Values up to this size whose inputs are all known are computed while planning. This covers
+// shape arithmetic (Shape -> Gather -> Concat -> Reshape) without moving real work off the
+// run path.
+constexpr std::size_t kFoldLimitBytes = 64 * 1024;
+
+bool only_needs_dims(const std::string& op) {
+  return op == "Shape" || op == "Size";
+}
+
+Status check_input(const Graph& g, std::size_t i, const Dims& d) {
+  const TensorInfo& info = g.input_infos[i];
+  if (d.size() != info.shape.size())
+    return make_error("input '", info.name, "': expected rank ", info.shape.size(), " (", info.str(),
+                      "), got shape ", shape_str(d.span()));
+  for (int k = 0; k < d.rank(); ++k) {
+    if (d[k] < 0) return make_error("input '", info.name, "': negative dim in ", shape_str(d.span()));
+    if (info.shape[k] >= 0 && info.shape[k] != d[k])
+      return make_error("input '", info.name, "': expected ", info.str(), ", got shape ",
+                        shape_str(d.span()));
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(const Graph& g,
+                                                           std::span<const std::unique_ptr<Kernel>> kernels,
+                                                           std::span<const Dims> input_dims) {
+  auto plan = std::make_shared<ShapePlan>();
+  if (input_dims.size() != g.inputs.size())
+    return make_error("expected dims for ", g.inputs.size(), " inputs, got ", input_dims.size());
+  plan->input_dims.assign(input_dims.begin(), input_dims.end());
+  plan->slots.resize(g.values.size());
+  auto& slots = plan->slots;
+
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    WEAVE_TRY(check_input(g, i, input_dims[i]));
+    ValueSlot& s = slots[g.inputs[i]];
+    s.kind = SlotKind::arena;
+    s.dtype = g.input_infos[i].dtype;
+    s.dims = input_dims[i];
+  }
+  for (const Param& p : g.params) {
+    ValueSlot& s = slots[p.value];
+    s.kind = SlotKind::param;
+    s.dtype = g.values[p.value].dtype;
+    s.dims = Dims(g.values[p.value].shape);
+    s.data = p.data.data();
+  }
+
+  std::vector<ConstTensorView> in_views;
+  std::vector<TensorView> out_views;
+  for (std::size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node& node = g.nodes[n];
+    in_views.assign(node.inputs.size(), ConstTensorView{});
+    bool all_known = true;
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      int32_t v = node.inputs[k];
+      if (v == kNoValue) continue;
+      const ValueSlot& s = slots[v];
+      if (s.kind == SlotKind::none)
+        return make_error(g.node_label(static_cast<int32_t>(n)), ": input ", g.value_label(v),
+                          " was not planned");
+      const bool known = s.kind == SlotKind::param || s.kind == SlotKind::known;
+      all_known = all_known && known;
+      in_views[k] = ConstTensorView{known ? s.data : nullptr, s.dtype, s.dims};
+    }
+    out_views.assign(node.outputs.size(), TensorView{});
+    const std::string label = g.node_label(static_cast<int32_t>(n));
+    ShapeContext sc{in_views, out_views, 0, label};
+    if (Status st = kernels[n]->infer(sc); !st) {
+      std::string shapes;
+      for (std::size_t k = 0; k < in_views.size(); ++k)
+        if (in_views[k].present())
+          shapes += (shapes.empty() ? "" : ", ") + shape_str(in_views[k].dims.span());
+      return make_error(st.message().find(label) == std::string::npos ? label + ": " : "", st.message(),
+                        " (input shapes: ", shapes, ")");
+    }
+
+    std::size_t out_bytes = 0;
+    for (const TensorView& o : out_views) out_bytes += o.bytes();
+    const bool fold = only_needs_dims(node.op) || (all_known && out_bytes <= kFoldLimitBytes);
+    if (fold) {
+      // Evaluate now; the outputs become known values owned by the plan.
+      std::vector<TensorView> outs(out_views.size());
+      for (std::size_t k = 0; k < out_views.size(); ++k) {
+        if (node.outputs[k] == kNoValue) continue;
+        plan->known.emplace_back(out_views[k].dtype, out_views[k].dims);
+        outs[k] = plan->known.back().view();
+      }
+      AlignedBuffer ws(sc.workspace);
+      RunContext rc{in_views, outs, ws.span(), SerialParallel::instance()};
+      kernels[n]->run(rc);
+      for (std::size_t k = 0; k < outs.size(); ++k) {
+        int32_t v = node.outputs[k];
+        if (v == kNoValue) continue;
+        slots[v] = ValueSlot{SlotKind::known, outs[k].dtype, outs[k].dims, 0, outs[k].data};
+      }
+      ++plan->folded_nodes;
+      continue;
+    }
+    PlanStep step;
+    step.node = static_cast<int32_t>(n);
+    step.inputs = node.inputs;
+    step.outputs = node.outputs;
+    step.workspace = sc.workspace;
+    plan->workspace_bytes = std::max(plan->workspace_bytes, sc.workspace);
+    for (std::size_t k = 0; k < node.outputs.size(); ++k) {
+      int32_t v = node.outputs[k];
+      if (v == kNoValue) continue;
+      slots[v] = ValueSlot{SlotKind::arena, out_views[k].dtype, out_views[k].dims, 0, nullptr};
+    }
+    plan->steps.push_back(std::move(step));
+  }
+
+  // Lifetimes of arena values in step indices; inputs live from the start, outputs to the end.
+  const auto n_steps = static_cast<int32_t>(plan->steps.size());
+  std::vector<int32_t> first(g.values.size(), -1), last(g.values.size(), -1);
+  for (int32_t v : g.inputs) first[v] = last[v] = 0;
+  for (int32_t s = 0; s < n_steps; ++s) {
+    for (int32_t v : plan->steps[s].inputs)
+      if (v != kNoValue && slots[v].kind == SlotKind::arena) last[v] = std::max(last[v], s);
+    for (int32_t v : plan->steps[s].outputs)
+      if (v != kNoValue) {
+        if (first[v] < 0) first[v] = s;
+        last[v] = std::max(last[v], s);
+      }
+  }
+  for (int32_t v : g.outputs)
+    if (slots[v].kind == SlotKind::arena) last[v] = std::max(n_steps, last[v]);
+
+  std::vector<TensorLifetime> lifetimes;
+  std::vector<int32_t> ids;
+  for (std::size_t v = 0; v < g.values.size(); ++v) {
+    if (slots[v].kind != SlotKind::arena) continue;
+    const std::size_t bytes = static_cast<std::size_t>(slots[v].dims.numel()) * dtype_size(slots[v].dtype);
+    lifetimes.push_back(TensorLifetime{bytes, std::max(0, first[v]), std::max(0, last[v])});
+    ids.push_back(static_cast<int32_t>(v));
+  }
+  MemoryPlan mp = plan_memory(lifetimes);
+  for (std::size_t i = 0; i < ids.size(); ++i) slots[ids[i]].offset = mp.offsets[i];
+  plan->arena_bytes = mp.arena_bytes;
+  return std::shared_ptr<const ShapePlan>(std::move(plan));
+}
+
+}  // namespace weave

@@ -1,0 +1,80 @@
+#include "core/runtime/thread_pool.h"
+
+#include <algorithm>
+
+namespace weave {
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 1; i < std::max(1, threads); ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::work_on(const Job& job) const {
+  for (;;) {
+    int64_t c = next_.fetch_add(1, std::memory_order_relaxed);
+    if (c >= job.chunks) break;
+    int64_t b = c * job.chunk;
+    (*job.fn)(b, std::min(job.n, b + job.chunk));
+    finished_.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
+void ThreadPool::worker_loop() {
+  uint64_t seen = 0;
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      job = job_;
+      ++active_workers_;
+    }
+    work_on(job);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --active_workers_;
+    }
+    done_.notify_all();
+  }
+}
+
+void ThreadPool::for_range(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) const {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(1, grain);
+  const int64_t max_chunks = std::max<int64_t>(1, n / grain);
+  if (workers_.empty() || max_chunks == 1) {
+    fn(0, n);
+    return;
+  }
+  // A few chunks per thread balance uneven work without much hand-out overhead.
+  const int64_t chunks = std::min<int64_t>(max_chunks, static_cast<int64_t>(threads()) * 4);
+  const int64_t chunk = (n + chunks - 1) / chunks;
+  std::lock_guard<std::mutex> one_job(job_mutex_);
+  {
+    // A worker that woke late for the previous job may still hold it; let it leave before the
+    // shared counters are reset, or it would run the old job's function on new chunks.
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return active_workers_ == 0; });
+    job_ = Job{&fn, n, chunk, (n + chunk - 1) / chunk};
+    next_.store(0, std::memory_order_relaxed);
+    finished_.store(0, std::memory_order_relaxed);
+    ++generation_;
+  }
+  wake_.notify_all();
+  work_on(job_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(
+      lock, [&] { return finished_.load(std::memory_order_acquire) == job_.chunks && active_workers_ == 0; });
+}
+
+}  // namespace weave
