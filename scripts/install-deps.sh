@@ -10,7 +10,7 @@ pkgs=(
   # build
   meson ninja-build pkg-config g++ clang-format
   # core
-  zlib1g-dev liblz4-dev libzstd-dev libboost-test-dev
+  zlib1g-dev liblz4-dev libzstd-dev libboost-test-dev nlohmann-json3-dev
   # ONNX import (the importer is its own library; the runtime does not need it)
   libonnx-dev libprotobuf-dev protobuf-compiler
   # GStreamer elements, tools and the plugins our pipelines use

@@ -1,0 +1,45 @@
+#include "core/loader/model_loader.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/artifact/artifact.h"
+#include "core/import/onnx_import.h"
+#include "core/runtime/factory_cache.h"
+
+namespace weave {
+
+bool is_artifact_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[kArtifactMagicSize] = {};
+  if (!f.read(magic, sizeof magic)) return false;
+  return std::equal(magic, magic + sizeof magic, kArtifactMagic);
+}
+
+Expected<Graph> load_model_graph(const std::string& path, const CompileOptions& options) {
+  if (is_artifact_file(path)) return read_artifact(path);
+  auto g = import_onnx(path);
+  if (!g) return g.error();
+  auto c = compile_graph(std::move(*g), options);
+  if (!c) return c.error().context(path);
+  return c;
+}
+
+Expected<std::shared_ptr<const Factory>> load_factory(const std::string& path, const LoadOptions& options) {
+  auto load = [&]() -> Expected<std::shared_ptr<const Factory>> {
+    auto g = load_model_graph(path, options.compile);
+    if (!g) return g.error();
+    auto f = Factory::create(std::move(*g), options.factory);
+    if (!f) return f.error().context(path);
+    return f;
+  };
+  if (!options.use_cache) return load();
+  std::ostringstream opts;
+  opts << "fold=" << options.compile.fold_constants << options.compile.fold_batchnorm;
+  for (const auto& [name, shape] : options.factory.plan_shapes) opts << ";" << name << "=" << shape_str(shape);
+  auto key = model_cache_key(path, opts.str());
+  if (!key) return key.error();
+  return FactoryCache::global().get(*key, load);
+}
+
+}  // namespace weave
