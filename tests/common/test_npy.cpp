@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE npy
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/test/unit_test.hpp>
 #include <cstdint>
@@ -354,4 +355,31 @@ BOOST_AUTO_TEST_CASE(file_errors_name_the_path) {
   ConstTensorView no_data{nullptr, DType::float32, Dims{2}};
   BOOST_TEST(encode_npy(no_data).empty());
   std::filesystem::remove_all(temp_dir());
+}
+
+// The model references are written by scripts/make_references.js with its own encoder; this
+// checks that the two implementations agree on real files.
+BOOST_AUTO_TEST_CASE(reads_reference_files_written_by_the_node_script) {
+  const char* root = std::getenv("WEAVE_SOURCE_ROOT");
+  BOOST_REQUIRE(root);
+  const std::string dir = std::string(root) + "/tests/models/data/";
+  auto tokens = read_npy(dir + "lstm_lm/input_tokens.npy");
+  BOOST_REQUIRE_MESSAGE(tokens.ok(), why(tokens));
+  BOOST_TEST((tokens->dtype() == DType::int64));
+  BOOST_TEST((tokens->dims() == (Dims{1, 8})));
+  for (int i = 0; i < 8; ++i) {
+    BOOST_TEST(tokens->as<int64_t>()[i] >= 0);
+    BOOST_TEST(tokens->as<int64_t>()[i] < 256);
+  }
+  auto det = read_npy(dir + "ppocr_det/output_sigmoid_0_tmp_0.npy");
+  BOOST_REQUIRE_MESSAGE(det.ok(), why(det));
+  BOOST_TEST((det->dims() == (Dims{1, 1, 160, 192})));
+  float lo = 1, hi = 0;
+  for (int64_t i = 0; i < det->numel(); ++i) {
+    lo = std::min(lo, det->as<float>()[i]);
+    hi = std::max(hi, det->as<float>()[i]);
+  }
+  BOOST_TEST(lo >= 0.f);
+  BOOST_TEST(hi <= 1.f);
+  BOOST_TEST(hi > 0.5f);  // the synthetic text lines are detected
 }
