@@ -3,6 +3,8 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "core/import/propagate_ranks.h"
+
 namespace weave {
 
 namespace {
@@ -142,10 +144,13 @@ Status canonicalize_opset(Graph& g, int opset) {
       WEAVE_TRY(canonicalize_axes_input(g, n, g.node_label(static_cast<int32_t>(i))));
     } else if (op == "Upsample" || (op == "Resize" && opset < 11)) {
       WEAVE_TRY(canonicalize_upsample(g, n, g.node_label(static_cast<int32_t>(i)), opset));
-    } else if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && opset < 13) {
-      canonicalize_softmax(g, n);
     }
   }
+  // Softmax needs ranks, which the rewritten Slice/Squeeze forms above help propagate.
+  propagate_ranks(g);
+  if (opset < 13)
+    for (Node& n : g.nodes)
+      if (n.op == "Softmax" || n.op == "LogSoftmax" || n.op == "Hardmax") canonicalize_softmax(g, n);
   return {};
 }
 
