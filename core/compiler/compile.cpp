@@ -1,0 +1,20 @@
+#include "core/compiler/compile.h"
+
+#include "core/compiler/eliminate_dead.h"
+#include "core/compiler/fold_batchnorm.h"
+#include "core/compiler/fold_constants.h"
+#include "core/compiler/remove_identity.h"
+
+namespace weave {
+
+Expected<Graph> compile_graph(Graph g, const CompileOptions& opt, const KernelRegistry& registry) {
+  if (Status s = g.validate(); !s) return s.error().context("compile: input graph is invalid");
+  if (opt.remove_identity) WEAVE_TRY(remove_identity(g));
+  if (opt.fold_constants) WEAVE_TRY(fold_constants(g, registry, opt.max_folded_bytes));
+  if (opt.fold_batchnorm) WEAVE_TRY(fold_batchnorm(g));
+  if (opt.eliminate_dead_code) eliminate_dead_code(g);
+  if (Status s = g.validate(); !s) return s.error().context("compile: a pass produced an invalid graph");
+  return g;
+}
+
+}  // namespace weave

@@ -1,0 +1,115 @@
+#include "core/compiler/fold_constants.h"
+
+#include <array>
+#include <string_view>
+
+#include "core/compiler/graph_edit.h"
+
+namespace weave {
+
+using namespace compiler;
+
+namespace {
+
+bool nondeterministic(std::string_view op) {
+  static constexpr std::array<std::string_view, 6> kOps = {
+      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli", "Multinomial"};
+  for (auto o : kOps)
+    if (o == op) return true;
+  return false;
+}
+
+// Evaluates node `id` whose inputs are all params. Returns its outputs (one Tensor per node
+// output; undefined for omitted ones) or an empty vector when the node cannot be folded.
+std::vector<Tensor> evaluate(const Graph& g, int32_t id, const KernelRegistry& registry, int64_t max_bytes) {
+  const Node& n = g.nodes[id];
+  std::vector<const Value*> in_values;
+  std::vector<ConstTensorView> in_views;
+  for (int32_t in : n.inputs) {
+    if (in == kNoValue) {
+      in_values.push_back(nullptr);
+      in_views.emplace_back();
+      continue;
+    }
+    in_values.push_back(&g.values[in]);
+    in_views.push_back(param_view(g, in));
+  }
+  const std::string label = g.node_label(id);
+  KernelSetup setup{n, label, in_values, in_views, graph_opset(g)};
+  auto kernel = registry.create(setup);
+  if (!kernel || !*kernel) return {};
+
+  std::vector<TensorView> out_views(n.outputs.size());
+  ShapeContext sc{in_views, out_views, 0, label};
+  if (!(*kernel)->infer(sc)) return {};
+  int64_t total = 0;
+  for (const TensorView& v : out_views) {
+    if (v.dtype == DType::undefined) continue;
+    if (dtype_size(v.dtype) == 0 || v.dims.rank() > kMaxRank) return {};
+    const int64_t numel = shape_numel(v.dims.span());
+    if (numel < 0) return {};
+    total += numel * static_cast<int64_t>(dtype_size(v.dtype));
+    if (total > max_bytes) return {};
+  }
+  if (sc.workspace > static_cast<std::size_t>(max_bytes)) return {};
+
+  std::vector<Tensor> outs;
+  outs.reserve(out_views.size());
+  for (TensorView& v : out_views) {
+    if (v.dtype == DType::undefined) {
+      outs.emplace_back();
+      continue;
+    }
+    outs.emplace_back(v.dtype, v.dims);
+    v = outs.back().view();
+  }
+  AlignedBuffer workspace(sc.workspace);
+  RunContext rc{in_views, out_views, workspace.span(), SerialParallel::instance()};
+  (*kernel)->run(rc);
+  return outs;
+}
+
+}  // namespace
+
+Status fold_constants(Graph& g, const KernelRegistry& registry, int64_t max_bytes) {
+  ValueAliases alias(g.values.size());
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    alias.apply(n);
+    if (n.inputs.empty() || nondeterministic(n.op) || !registry.supports(n.op)) continue;
+    bool all_params = true;
+    for (int32_t in : n.inputs) all_params = all_params && (in == kNoValue || is_param(g, in));
+    bool any_input = false;
+    for (int32_t in : n.inputs) any_input = any_input || in != kNoValue;
+    if (!all_params || !any_input) continue;
+    bool writes_output = false;
+    for (int32_t out : n.outputs)
+      writes_output = writes_output || (out != kNoValue && is_graph_output(g, out));
+    if (writes_output) continue;
+
+    std::vector<Tensor> outs = evaluate(g, static_cast<int32_t>(i), registry, max_bytes);
+    if (outs.size() != n.outputs.size()) continue;
+    bool complete = true;
+    for (std::size_t k = 0; k < outs.size(); ++k)
+      complete = complete && (n.outputs[k] == kNoValue || outs[k].dtype() != DType::undefined);
+    if (!complete) continue;
+    // add_param grows g.values; `n` refers into g.nodes, which does not change here.
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      const int32_t out = n.outputs[k];
+      if (out == kNoValue) continue;
+      int32_t p =
+          g.add_param(outs[k].dtype(), outs[k].dims().to_shape(), SharedBytes::copy_of(outs[k].raw()));
+      auto name = g.names.values.find(out);
+      if (name != g.names.values.end()) g.names.values[p] = name->second;
+      alias.set(out, p);
+    }
+    dead[i] = true;
+  }
+  for (std::size_t i = 0; i < g.nodes.size(); ++i)
+    if (dead[i]) g.nodes[i].inputs.clear();
+  g.compact(dead);
+  return {};
+}
+
+}  // namespace weave

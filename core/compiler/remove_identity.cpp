@@ -1,0 +1,53 @@
+#include "core/compiler/remove_identity.h"
+
+#include "core/compiler/graph_edit.h"
+
+namespace weave {
+
+using namespace compiler;
+
+Status remove_identity(Graph& g) {
+  const std::vector<int> uses = use_counts(g);
+  ValueAliases alias(g.values.size());
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& n = g.nodes[i];
+    alias.apply(n);
+    if (n.op != "Identity" && n.op != "Dropout") continue;
+    const auto id = static_cast<int32_t>(i);
+    if (n.inputs.empty() || n.inputs[0] == kNoValue || n.outputs.empty())
+      return make_error(g.node_label(id), ": needs one input and one output");
+    if (n.op == "Dropout") {
+      if (n.outputs.size() > 1 && n.outputs[1] != kNoValue && uses[n.outputs[1]] > 0)
+        return make_error(g.node_label(id),
+                          ": the Dropout mask output is used; only inference Dropout is supported");
+      if (n.inputs.size() > 2 && is_param(g, n.inputs[2])) {
+        ConstTensorView t = param_view(g, n.inputs[2]);
+        if (t.dtype == DType::boolean && t.numel() == 1 && *t.as<uint8_t>() != 0)
+          return make_error(g.node_label(id), ": training_mode is true; only inference Dropout is supported");
+      }
+    } else if (n.outputs.size() != 1) {
+      return make_error(g.node_label(id), ": Identity must have exactly one output");
+    }
+    const int32_t x = n.inputs[0];
+    const int32_t y = n.outputs[0];
+    if (y == kNoValue) {
+      dead[i] = true;
+      continue;
+    }
+    if (is_graph_output(g, y)) {
+      if (g.values[x].kind != ValueKind::intermediate || is_graph_output(g, x))
+        continue;  // keep: needs a copy
+      for (int32_t& out : g.outputs)
+        if (out == y) out = x;
+    }
+    alias.set(y, x);
+    dead[i] = true;
+  }
+  for (std::size_t i = 0; i < g.nodes.size(); ++i)
+    if (dead[i]) g.nodes[i].inputs.clear();  // dead nodes must not keep removed values alive
+  g.compact(dead);
+  return {};
+}
+
+}  // namespace weave

@@ -1,0 +1,413 @@
+#include "core/import/onnx_import.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <unordered_map>
+
+#include "core/import/canonicalize.h"
+#include "core/import/onnx_tensor.h"
+#include "core/kernels/registry.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace weave {
+
+namespace {
+
+using onnx_import::decode_tensor;
+
+struct TypeInfo {
+  DType dtype = DType::undefined;
+  Shape shape;
+  std::vector<std::string> dim_names;  // parallel to shape when any dim is symbolic
+  bool rank_known = false;
+};
+
+Expected<TypeInfo> type_info(const onnx::TypeProto& t, const std::string& what) {
+  TypeInfo out;
+  if (!t.has_tensor_type())
+    return make_error(what, ": is not a tensor (sequence, map and optional types are not supported)");
+  const auto& tt = t.tensor_type();
+  if (tt.elem_type() != 0) {
+    if (!dtype_valid(tt.elem_type()) || dtype_size(static_cast<DType>(tt.elem_type())) == 0)
+      return make_error(what, ": unsupported element type ", tt.elem_type());
+    out.dtype = static_cast<DType>(tt.elem_type());
+  }
+  if (!tt.has_shape()) return out;
+  if (tt.shape().dim_size() > kMaxRank)
+    return make_error(what, ": rank ", tt.shape().dim_size(), " exceeds the maximum of ", kMaxRank);
+  out.rank_known = true;
+  bool any_name = false;
+  for (const auto& d : tt.shape().dim()) {
+    out.shape.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : kDynamic);
+    out.dim_names.push_back(d.has_dim_param() ? d.dim_param() : std::string());
+    any_name = any_name || d.has_dim_param();
+  }
+  if (!any_name) out.dim_names.clear();
+  return out;
+}
+
+// Old exporters leave AttributeProto.type unset; recover it from the field that is filled.
+onnx::AttributeProto::AttributeType attr_type(const onnx::AttributeProto& a) {
+  using A = onnx::AttributeProto;
+  if (a.type() != A::UNDEFINED) return a.type();
+  if (a.has_f()) return A::FLOAT;
+  if (a.has_i()) return A::INT;
+  if (a.has_s()) return A::STRING;
+  if (a.has_t()) return A::TENSOR;
+  if (a.has_g()) return A::GRAPH;
+  if (a.floats_size()) return A::FLOATS;
+  if (a.ints_size()) return A::INTS;
+  if (a.strings_size()) return A::STRINGS;
+  if (a.tensors_size()) return A::TENSORS;
+  if (a.graphs_size()) return A::GRAPHS;
+  return A::UNDEFINED;
+}
+
+Expected<AttrValue> convert_attr(const onnx::AttributeProto& a, const std::string& where) {
+  using A = onnx::AttributeProto;
+  const std::string what = where + ": attribute '" + a.name() + "'";
+  if (!a.ref_attr_name().empty()) return make_error(what, ": references a function attribute, not supported");
+  switch (attr_type(a)) {
+    case A::INT:
+      return AttrValue(static_cast<int64_t>(a.i()));
+    case A::FLOAT:
+      return AttrValue(a.f());
+    case A::STRING:
+      return AttrValue(a.s());
+    case A::INTS:
+      return AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case A::FLOATS:
+      return AttrValue(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case A::STRINGS:
+      return AttrValue(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+    case A::TENSOR: {
+      auto t = decode_tensor(a.t(), what);
+      if (!t) return t.error();
+      return AttrValue(TensorAttr{t->dtype, std::move(t->shape), std::move(t->bytes)});
+    }
+    case A::GRAPH:
+    case A::GRAPHS:
+      return make_error(what, ": subgraphs (control flow) are not supported");
+    case A::UNDEFINED:
+      return make_error(what, ": has no value");
+    default:
+      return make_error(what, ": attribute kind ", static_cast<int>(a.type()), " is not supported");
+  }
+}
+
+// The tensor a Constant node carries, whichever attribute holds it.
+Expected<onnx_import::DecodedTensor> constant_value(const onnx::NodeProto& n, const std::string& where) {
+  if (n.attribute_size() != 1) return make_error(where, ": Constant needs exactly one value attribute");
+  const auto& a = n.attribute(0);
+  onnx_import::DecodedTensor out;
+  auto put = [&out](DType t, const void* p, std::size_t count, std::size_t esize, Shape shape) {
+    out.dtype = t;
+    out.shape = std::move(shape);
+    out.bytes.resize(count * esize);
+    if (count) std::memcpy(out.bytes.data(), p, count * esize);
+  };
+  if (a.name() == "value") {
+    if (!a.has_t()) return make_error(where, ": Constant 'value' is not a tensor");
+    return decode_tensor(a.t(), where + ": Constant value");
+  }
+  if (a.name() == "value_float") {
+    float v = a.f();
+    put(DType::float32, &v, 1, sizeof v, {});
+  } else if (a.name() == "value_int") {
+    int64_t v = a.i();
+    put(DType::int64, &v, 1, sizeof v, {});
+  } else if (a.name() == "value_floats") {
+    std::vector<float> v(a.floats().begin(), a.floats().end());
+    put(DType::float32, v.data(), v.size(), sizeof(float), {static_cast<int64_t>(v.size())});
+  } else if (a.name() == "value_ints") {
+    std::vector<int64_t> v(a.ints().begin(), a.ints().end());
+    put(DType::int64, v.data(), v.size(), sizeof(int64_t), {static_cast<int64_t>(v.size())});
+  } else {
+    return make_error(where, ": Constant attribute '", a.name(), "' is not supported");
+  }
+  return out;
+}
+
+SharedBytes to_shared(const std::vector<uint8_t>& bytes) {
+  return SharedBytes::copy_of(std::as_bytes(std::span<const uint8_t>(bytes)));
+}
+
+bool default_domain(const std::string& d) {
+  return d.empty() || d == "ai.onnx";
+}
+
+class Importer {
+ public:
+  Importer(onnx::ModelProto& model, std::string label, const ImportOptions& opt)
+      : model_(model),
+        label_(std::move(label)),
+        opt_(opt),
+        registry_(opt.registry ? *opt.registry : KernelRegistry::global()) {}
+
+  Expected<Graph> run() {
+    if (!model_.has_graph()) return err("no graph in the model (not an ONNX model, or truncated)");
+    WEAVE_TRY(read_header());
+    const auto& gp = model_.graph();
+    for (int i = 0; i < gp.initializer_size(); ++i) WEAVE_TRY(add_initializer(gp.initializer(i)));
+    if (gp.sparse_initializer_size() > 0) return err("sparse initializers are not supported");
+    for (int i = 0; i < gp.input_size(); ++i) WEAVE_TRY(add_input(gp.input(i)));
+    for (int i = 0; i < gp.node_size(); ++i) WEAVE_TRY(add_node(gp.node(i), i));
+    if (!unsupported_.empty()) return unsupported_error();
+    for (int i = 0; i < gp.output_size(); ++i) WEAVE_TRY(add_output(gp.output(i)));
+    if (g_.outputs.empty()) return err("the graph has no outputs");
+    if (opt_.infer_shapes) infer_shapes();
+    WEAVE_TRY(fill_output_infos());
+    if (Status s = canonicalize_opset(g_, opset_); !s) return s.error().context(label_);
+    if (Status s = g_.validate(); !s) return s.error().context(label_);
+    return std::move(g_);
+  }
+
+ private:
+  Error err(const std::string& msg) const { return Error(label_ + ": " + msg); }
+
+  Status read_header() {
+    bool found = false;
+    for (const auto& o : model_.opset_import()) {
+      if (default_domain(o.domain())) {
+        opset_ = static_cast<int>(o.version());
+        found = true;
+      }
+    }
+    if (!found) return err("the model declares no opset for the default ONNX domain");
+    if (opset_ < 1) return err("invalid opset " + std::to_string(opset_));
+    std::string producer = model_.producer_name();
+    if (!model_.producer_version().empty())
+      producer += (producer.empty() ? "" : " ") + model_.producer_version();
+    g_.metadata["producer"] = producer;
+    g_.metadata["opset"] = std::to_string(opset_);
+    for (const auto& p : model_.metadata_props()) g_.metadata[p.key()] = p.value();
+    return {};
+  }
+
+  Status define(const std::string& name, int32_t id, const std::string& where) {
+    if (!by_name_.emplace(name, id).second) return err(where + ": '" + name + "' is defined twice");
+    g_.names.values[id] = name;
+    return {};
+  }
+
+  Status add_initializer(const onnx::TensorProto& t) {
+    if (t.name().empty()) return err("an initializer has no name");
+    auto d = decode_tensor(t, "initializer '" + t.name() + "'");
+    if (!d) return d.error().context(label_);
+    int32_t id = g_.add_param(d->dtype, d->shape, to_shared(d->bytes));
+    return define(t.name(), id, "initializer");
+  }
+
+  Status add_input(const onnx::ValueInfoProto& in) {
+    if (by_name_.count(in.name())) {
+      // An initializer also listed as input (IR < 4 style): it stays a param (R1).
+      if (g_.values[by_name_[in.name()]].kind == ValueKind::param) return {};
+      return err("graph input '" + in.name() + "' is defined twice");
+    }
+    if (in.name().empty()) return err("a graph input has no name");
+    auto ti = type_info(in.type(), "input '" + in.name() + "'");
+    if (!ti) return ti.error().context(label_);
+    Value v;
+    v.kind = ValueKind::input;
+    v.dtype = ti->dtype;
+    v.shape = ti->shape;
+    v.rank_known = ti->rank_known;
+    int32_t id = g_.add_value(std::move(v));
+    WEAVE_TRY(define(in.name(), id, "graph input"));
+    g_.inputs.push_back(id);
+    g_.input_infos.push_back(TensorInfo{in.name(), ti->dtype, ti->shape, ti->dim_names});
+    return {};
+  }
+
+  bool op_supported(const onnx::NodeProto& n) const {
+    if (!opt_.check_ops) return true;
+    if (!default_domain(n.domain())) return false;
+    const std::string& op = n.op_type();
+    // Identity/Dropout are removed by the compiler; Upsample becomes Resize.
+    if (op == "Constant" || op == "Identity" || op == "Dropout") return true;
+    if (op == "Upsample") return registry_.supports("Resize");
+    return registry_.supports(op);
+  }
+
+  Status add_node(const onnx::NodeProto& n, int index) {
+    const std::string where = "node " + std::to_string(index) + " (" + n.op_type() +
+                              (n.name().empty() ? "" : " '" + n.name() + "'") + ")";
+    if (n.op_type().empty()) return err(where + ": has no op type");
+    if (n.op_type() == "Constant" && default_domain(n.domain())) {
+      if (n.output_size() != 1 || n.output(0).empty()) return err(where + ": Constant needs one output");
+      auto d = constant_value(n, where);
+      if (!d) return d.error().context(label_);
+      int32_t id = g_.add_param(d->dtype, d->shape, to_shared(d->bytes));
+      return define(n.output(0), id, where);
+    }
+    Node node;
+    node.op = n.op_type();
+    for (const auto& name : n.input()) {
+      if (name.empty()) {
+        node.inputs.push_back(kNoValue);
+        continue;
+      }
+      auto it = by_name_.find(name);
+      if (it == by_name_.end())
+        return err(where + ": input '" + name +
+                   "' is not defined (no graph input, initializer or earlier node output has that name)");
+      node.inputs.push_back(it->second);
+    }
+    const bool supported = op_supported(n);
+    if (!supported) {
+      std::string key = default_domain(n.domain()) ? n.op_type() : n.domain() + "::" + n.op_type();
+      unsupported_[key].push_back(n.name().empty() ? "#" + std::to_string(index) : "'" + n.name() + "'");
+    } else {
+      for (const auto& a : n.attribute()) {
+        auto v = convert_attr(a, where);
+        if (!v) return v.error().context(label_);
+        node.attrs.set(a.name(), std::move(*v));
+      }
+    }
+    const auto node_id = static_cast<int32_t>(g_.nodes.size());
+    for (const auto& name : n.output()) {
+      if (name.empty()) {
+        node.outputs.push_back(kNoValue);
+        continue;
+      }
+      int32_t id = g_.add_value(Value{});
+      WEAVE_TRY(define(name, id, where));
+      node.outputs.push_back(id);
+    }
+    if (!n.name().empty()) g_.names.nodes[node_id] = n.name();
+    g_.nodes.push_back(std::move(node));
+    return {};
+  }
+
+  Error unsupported_error() const {
+    std::string msg = "unsupported operators: ";
+    bool first = true;
+    for (const auto& [op, nodes] : unsupported_) {
+      if (!first) msg += "; ";
+      first = false;
+      msg += op + " (node" + (nodes.size() > 1 ? "s " : " ");
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (i == 20) {
+          msg += ", ... " + std::to_string(nodes.size() - 20) + " more";
+          break;
+        }
+        msg += (i ? ", " : "") + nodes[i];
+      }
+      msg += ")";
+    }
+    return err(msg);
+  }
+
+  Status add_output(const onnx::ValueInfoProto& out) {
+    auto it = by_name_.find(out.name());
+    if (it == by_name_.end()) return err("graph output '" + out.name() + "' is not produced by any node");
+    g_.outputs.push_back(it->second);
+    declared_outputs_.push_back(&out);
+    return {};
+  }
+
+  // Fills intermediate dtypes/shapes from ONNX shape inference. Inference is best effort: a
+  // model it cannot fully type still imports, with unknown dims left dynamic.
+  void infer_shapes() {
+    try {
+      onnx::ShapeInferenceOptions o(/*check_type=*/false, /*strict=*/0, /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), o);
+    } catch (const std::exception&) {
+      // Keep whatever was inferred before the failure.
+    }
+    const auto& gp = model_.graph();
+    auto apply = [&](const onnx::ValueInfoProto& vi) {
+      auto it = by_name_.find(vi.name());
+      if (it == by_name_.end()) return;
+      Value& v = g_.values[it->second];
+      if (v.kind != ValueKind::intermediate) return;
+      auto ti = type_info(vi.type(), vi.name());
+      if (!ti) return;  // e.g. rank beyond kMaxRank: checked for real below
+      if (ti->dtype != DType::undefined) v.dtype = ti->dtype;
+      v.shape = ti->shape;
+      v.rank_known = ti->rank_known;
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape() &&
+          vi.type().tensor_type().shape().dim_size() > kMaxRank)
+        too_big_rank_ = vi.name();
+    };
+    for (const auto& vi : gp.value_info()) apply(vi);
+    for (const auto& vi : gp.output()) apply(vi);
+  }
+
+  Status fill_output_infos() {
+    if (!too_big_rank_.empty())
+      return err("value '" + too_big_rank_ + "' has a rank above the maximum of " + std::to_string(kMaxRank));
+    for (std::size_t i = 0; i < g_.outputs.size(); ++i) {
+      const onnx::ValueInfoProto& out = *declared_outputs_[i];
+      const Value& v = g_.values[g_.outputs[i]];
+      TensorInfo info{out.name(), v.dtype, v.shape, {}};
+      if (out.has_type()) {
+        auto ti = type_info(out.type(), "output '" + out.name() + "'");
+        if (!ti) return ti.error().context(label_);
+        if (ti->dtype != DType::undefined) info.dtype = ti->dtype;
+        if (ti->rank_known) {
+          info.shape = ti->shape;
+          info.dim_names = ti->dim_names;
+        }
+      }
+      g_.output_infos.push_back(std::move(info));
+    }
+    // Values without inferred info stay undefined/unknown-rank: the runtime infers them.
+    for (Value& v : g_.values)
+      if (v.kind == ValueKind::intermediate && v.dtype == DType::undefined && v.shape.empty())
+        v.rank_known = false;
+    return {};
+  }
+
+  onnx::ModelProto& model_;
+  std::string label_;
+  const ImportOptions& opt_;
+  const KernelRegistry& registry_;
+  Graph g_;
+  int opset_ = 0;
+  std::unordered_map<std::string, int32_t> by_name_;
+  std::map<std::string, std::vector<std::string>> unsupported_;  // op -> node names
+  std::vector<const onnx::ValueInfoProto*> declared_outputs_;
+  std::string too_big_rank_;
+};
+
+}  // namespace
+
+Expected<Graph> import_onnx_bytes(std::span<const std::byte> bytes, std::string label,
+                                  const ImportOptions& opt) {
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX))
+    return make_error(label, ": file of ", bytes.size(), " bytes exceeds the 2 GiB protobuf limit");
+  auto model = std::make_unique<onnx::ModelProto>();
+  google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model->ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    return make_error(label,
+                      ": not a valid ONNX model (protobuf parsing failed: the file is truncated or corrupt)");
+  Importer im(*model, std::move(label), opt);
+  return im.run();
+}
+
+Expected<Graph> import_onnx(const std::string& path, const ImportOptions& opt) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return make_error(path, ": cannot open: ", std::strerror(errno));
+  const std::streamoff size = f.tellg();
+  if (size < 0) return make_error(path, ": cannot read");
+  if (static_cast<uint64_t>(size) > static_cast<uint64_t>(INT_MAX))
+    return make_error(path, ": file of ", size, " bytes exceeds the 2 GiB protobuf limit");
+  std::vector<std::byte> bytes(static_cast<std::size_t>(size));
+  f.seekg(0);
+  if (size > 0 && !f.read(reinterpret_cast<char*>(bytes.data()), size))
+    return make_error(path, ": read error");
+  return import_onnx_bytes(bytes, path, opt);
+}
+
+}  // namespace weave

@@ -1,0 +1,292 @@
+// Compile passes on hand-built graphs: BN folding checked against hand-computed values,
+// identity removal (including graph-output naming), constant folding through an injected
+// registry with a fake kernel, dead-code elimination and error cases.
+#define BOOST_TEST_MODULE compiler
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <cstring>
+
+#include "core/compiler/compile.h"
+#include "core/compiler/fold_batchnorm.h"
+#include "core/compiler/remove_identity.h"
+
+using namespace weave;
+
+namespace {
+
+int32_t add_f32(Graph& g, Shape shape, std::vector<float> v) {
+  return g.add_param(DType::float32, std::move(shape),
+                     SharedBytes::copy_of(std::as_bytes(std::span<const float>(v))));
+}
+
+int32_t add_input(Graph& g, const std::string& name, Shape shape) {
+  Value v;
+  v.kind = ValueKind::input;
+  v.dtype = DType::float32;
+  v.shape = shape;
+  int32_t id = g.add_value(v);
+  g.inputs.push_back(id);
+  g.input_infos.push_back(TensorInfo{name, DType::float32, shape, {}});
+  return id;
+}
+
+int32_t add_node(Graph& g, const std::string& op, std::vector<int32_t> inputs, int outputs = 1,
+                 Attributes attrs = {}) {
+  Node n;
+  n.op = op;
+  n.inputs = std::move(inputs);
+  n.attrs = std::move(attrs);
+  for (int i = 0; i < outputs; ++i) {
+    Value v;
+    v.dtype = DType::float32;
+    n.outputs.push_back(g.add_value(v));
+  }
+  g.nodes.push_back(std::move(n));
+  return g.nodes.back().outputs[0];
+}
+
+void set_output(Graph& g, int32_t value, const std::string& name) {
+  g.outputs.push_back(value);
+  g.output_infos.push_back(TensorInfo{name, DType::float32, {}, {}});
+}
+
+std::vector<float> param_floats(const Graph& g, int32_t value) {
+  BOOST_REQUIRE(g.values[value].kind == ValueKind::param);
+  const auto& d = g.params[g.values[value].param].data;
+  std::vector<float> out(d.size() / sizeof(float));
+  std::memcpy(out.data(), d.data(), d.size());
+  return out;
+}
+
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.op == op;
+  return n;
+}
+
+// Conv 1x1 (1 -> 2 channels) followed by BN; `eps` as given.
+Graph conv_bn_graph(float eps, bool second_consumer = false) {
+  Graph g;
+  int32_t x = add_input(g, "x", {1, 1, 2, 2});
+  int32_t w = add_f32(g, {2, 1, 1, 1}, {2.f, 3.f});
+  int32_t b = add_f32(g, {2}, {1.f, -1.f});
+  int32_t c = add_node(g, "Conv", {x, w, b});
+  int32_t s = add_f32(g, {2}, {0.5f, 2.f});
+  int32_t beta = add_f32(g, {2}, {0.1f, 0.2f});
+  int32_t mean = add_f32(g, {2}, {1.f, 2.f});
+  int32_t var = add_f32(g, {2}, {4.f, 0.25f});
+  Attributes a;
+  a.set("epsilon", eps);
+  int32_t y = add_node(g, "BatchNormalization", {c, s, beta, mean, var}, 1, a);
+  g.names.values[y] = "bn_out";
+  set_output(g, y, "y");
+  if (second_consumer) set_output(g, add_node(g, "Relu", {c}), "r");
+  return g;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(fold_batchnorm_exact_values) {
+  // eps = 0: a = s / sqrt(var) = {0.5/2, 2/0.5} = {0.25, 4}
+  // W' = W * a = {0.5, 12};  B' = (B - mean) * a + beta = {0*0.25+0.1, -3*4+0.2} = {0.1, -11.8}
+  auto g = compile_graph(conv_bn_graph(0.f));
+  BOOST_REQUIRE_MESSAGE(g, (g ? "" : g.message()));
+  BOOST_TEST(count_op(*g, "BatchNormalization") == 0);
+  BOOST_REQUIRE(g->nodes.size() == 1u);
+  const Node& conv = g->nodes[0];
+  BOOST_TEST(conv.op == "Conv");
+  BOOST_TEST(conv.outputs[0] == g->outputs[0]);
+  BOOST_TEST(g->output_infos[0].name == "y");
+  BOOST_TEST(g->names.values.at(conv.outputs[0]) == "bn_out");
+  auto w = param_floats(*g, conv.inputs[1]);
+  auto b = param_floats(*g, conv.inputs[2]);
+  BOOST_REQUIRE(w.size() == 2u);
+  BOOST_REQUIRE(b.size() == 2u);
+  BOOST_TEST(w[0] == 0.5f);
+  BOOST_TEST(w[1] == 12.f);
+  BOOST_TEST(b[0] == 0.1f, boost::test_tools::tolerance(1e-6f));
+  BOOST_TEST(b[1] == -11.8f, boost::test_tools::tolerance(1e-6f));
+  // Unused old params are gone: W', B' only.
+  BOOST_TEST(g->params.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(fold_batchnorm_matches_unfolded_output) {
+  // Conv then BN computed by hand for a few inputs, against the folded conv.
+  const float eps = 1e-3f;
+  auto g = compile_graph(conv_bn_graph(eps));
+  BOOST_REQUIRE(g);
+  auto w = param_floats(*g, g->nodes[0].inputs[1]);
+  auto b = param_floats(*g, g->nodes[0].inputs[2]);
+  const double W[2] = {2, 3}, B[2] = {1, -1}, S[2] = {0.5, 2}, BETA[2] = {0.1, 0.2}, M[2] = {1, 2},
+               V[2] = {4, 0.25};
+  for (double x : {-2.0, 0.0, 0.75, 3.5}) {
+    for (int c = 0; c < 2; ++c) {
+      double conv = W[c] * x + B[c];
+      double ref = S[c] * (conv - M[c]) / std::sqrt(V[c] + eps) + BETA[c];
+      double folded = w[c] * x + b[c];
+      BOOST_TEST(folded == ref, boost::test_tools::tolerance(1e-5));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(fold_batchnorm_skips_shared_conv_output) {
+  auto g = compile_graph(conv_bn_graph(0.f, /*second_consumer=*/true));
+  BOOST_REQUIRE(g);
+  BOOST_TEST(count_op(*g, "BatchNormalization") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(fold_batchnorm_conv_transpose_grouped) {
+  // ConvTranspose W is [Cin, M/group, k, k]. Cin=2, group=2, M/group=2 -> M=4; output channel of
+  // W[ci, j] is (ci / (Cin/group)) * (M/group) + j = ci*2 + j.
+  Graph g;
+  int32_t x = add_input(g, "x", {1, 2, 1, 1});
+  int32_t w = add_f32(g, {2, 2, 1, 1}, {1, 1, 1, 1});
+  Attributes ca;
+  ca.set("group", int64_t{2});
+  int32_t c = add_node(g, "ConvTranspose", {x, w}, 1, ca);
+  int32_t s = add_f32(g, {4}, {1, 2, 3, 4});
+  int32_t beta = add_f32(g, {4}, {0, 0, 0, 1});
+  int32_t mean = add_f32(g, {4}, {0, 0, 1, 0});
+  int32_t var = add_f32(g, {4}, {1, 1, 1, 1});
+  Attributes a;
+  a.set("epsilon", 0.f);
+  set_output(g, add_node(g, "BatchNormalization", {c, s, beta, mean, var}, 1, a), "y");
+  auto out = compile_graph(std::move(g));
+  BOOST_REQUIRE_MESSAGE(out, (out ? "" : out.message()));
+  BOOST_TEST(count_op(*out, "BatchNormalization") == 0);
+  auto w2 = param_floats(*out, out->nodes[0].inputs[1]);
+  auto b2 = param_floats(*out, out->nodes[0].inputs[2]);
+  BOOST_TEST(w2 == (std::vector<float>{1, 2, 3, 4}), boost::test_tools::per_element());
+  BOOST_TEST(b2 == (std::vector<float>{0, 0, -3, 1}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(remove_identity_keeps_output_names) {
+  Graph g;
+  int32_t x = add_input(g, "x", {2});
+  int32_t w = add_f32(g, {2}, {1, 2});
+  int32_t wi = add_node(g, "Identity", {w});  // torch exports weights through Identity
+  int32_t r = add_node(g, "Mul", {x, wi});
+  int32_t i1 = add_node(g, "Identity", {r});
+  int32_t i2 = add_node(g, "Dropout", {i1}, 2);  // mask output unused
+  set_output(g, i2, "out");
+  set_output(g, add_node(g, "Identity", {x}), "passthrough");  // input -> output needs a copy
+  auto out = compile_graph(std::move(g));
+  BOOST_REQUIRE_MESSAGE(out, (out ? "" : out.message()));
+  BOOST_TEST(count_op(*out, "Dropout") == 0);
+  BOOST_TEST(count_op(*out, "Identity") == 1);  // only the input passthrough
+  BOOST_REQUIRE(out->nodes[0].op == "Mul");
+  BOOST_TEST((out->values[out->nodes[0].inputs[1]].kind == ValueKind::param));
+  BOOST_TEST(out->outputs[0] == out->nodes[0].outputs[0]);
+  BOOST_TEST(out->output_infos[0].name == "out");
+  BOOST_TEST(out->value_label(out->outputs[0]) == "output 'out'");
+  BOOST_TEST(out->output_infos[1].name == "passthrough");
+}
+
+BOOST_AUTO_TEST_CASE(dropout_mask_in_use_is_an_error) {
+  Graph g;
+  int32_t x = add_input(g, "x", {2});
+  Node d;
+  d.op = "Dropout";
+  d.inputs = {x};
+  d.outputs = {g.add_value(Value{}), g.add_value(Value{})};
+  g.nodes.push_back(d);
+  g.names.nodes[0] = "drop";
+  set_output(g, d.outputs[0], "y");
+  set_output(g, d.outputs[1], "mask");
+  auto out = compile_graph(std::move(g));
+  BOOST_REQUIRE(!out);
+  BOOST_TEST(out.message().find("'drop'") != std::string::npos);
+  BOOST_TEST(out.message().find("mask") != std::string::npos);
+}
+
+namespace {
+
+// A fake kernel: y = x + 1 (float32, any shape).
+class AddOne final : public Kernel {
+ public:
+  Status infer(ShapeContext& ctx) const override {
+    ctx.outputs[0].dtype = ctx.inputs[0].dtype;
+    ctx.outputs[0].dims = ctx.inputs[0].dims;
+    return {};
+  }
+  void run(const RunContext& ctx) const override {
+    const float* in = ctx.inputs[0].as<float>();
+    float* out = ctx.outputs[0].as<float>();
+    for (int64_t i = 0; i < ctx.outputs[0].numel(); ++i) out[i] = in[i] + 1.f;
+  }
+};
+
+Expected<std::unique_ptr<Kernel>> make_add_one(const KernelSetup& s) {
+  if (s.inputs.size() != 1 || !s.inputs[0] || s.inputs[0]->dtype != DType::float32)
+    return make_error("AddOne wants one float32 input");
+  return std::unique_ptr<Kernel>(std::make_unique<AddOne>());
+}
+
+Graph fold_graph() {
+  Graph g;
+  int32_t x = add_input(g, "x", {3});
+  int32_t p = add_f32(g, {3}, {1, 2, 3});
+  int32_t a1 = add_node(g, "AddOne", {p});
+  int32_t a2 = add_node(g, "AddOne", {a1});
+  int32_t m = add_node(g, "Mul", {x, a2});
+  set_output(g, m, "y");
+  set_output(g, add_node(g, "AddOne", {p}), "direct");  // writes a graph output: never folded
+  return g;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(fold_constants_with_injected_kernel) {
+  KernelRegistry reg;
+  reg.add("AddOne", &make_add_one);
+  auto out = compile_graph(fold_graph(), {}, reg);
+  BOOST_REQUIRE_MESSAGE(out, (out ? "" : out.message()));
+  BOOST_TEST(out->nodes.size() == 2u);
+  BOOST_TEST(out->nodes[0].op == "Mul");
+  BOOST_TEST(out->nodes[1].op == "AddOne");
+  auto folded = param_floats(*out, out->nodes[0].inputs[1]);
+  BOOST_TEST(folded == (std::vector<float>{3, 4, 5}), boost::test_tools::per_element());
+  BOOST_TEST(out->values[out->nodes[0].inputs[1]].shape == (Shape{3}));
+}
+
+BOOST_AUTO_TEST_CASE(fold_constants_respects_size_limit_and_missing_kernels) {
+  KernelRegistry reg;
+  reg.add("AddOne", &make_add_one);
+  CompileOptions small;
+  small.max_folded_bytes = 8;  // the 12-byte outputs must not be folded
+  auto out = compile_graph(fold_graph(), small, reg);
+  BOOST_REQUIRE(out);
+  BOOST_TEST(count_op(*out, "AddOne") == 3);
+  KernelRegistry empty;
+  auto out2 = compile_graph(fold_graph(), {}, empty);
+  BOOST_REQUIRE(out2);
+  BOOST_TEST(count_op(*out2, "AddOne") == 3);
+}
+
+BOOST_AUTO_TEST_CASE(dead_code_is_removed) {
+  Graph g;
+  int32_t x = add_input(g, "x", {2});
+  int32_t unused_w = add_f32(g, {2}, {7, 7});
+  add_node(g, "Mul", {x, unused_w});  // result never used
+  set_output(g, add_node(g, "Relu", {x}), "y");
+  auto out = compile_graph(std::move(g));
+  BOOST_REQUIRE(out);
+  BOOST_TEST(out->nodes.size() == 1u);
+  BOOST_TEST(out->nodes[0].op == "Relu");
+  BOOST_TEST(out->params.empty());
+  BOOST_TEST(out->values.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(invalid_graph_is_rejected) {
+  Graph g;
+  add_input(g, "x", {2});
+  Node n;
+  n.op = "Relu";
+  n.inputs = {42};  // out of range
+  n.outputs = {g.add_value(Value{})};
+  g.nodes.push_back(n);
+  set_output(g, n.outputs[0], "y");
+  auto out = compile_graph(std::move(g));
+  BOOST_REQUIRE(!out);
+  BOOST_TEST(out.message().find("out of range") != std::string::npos);
+}
