@@ -17,28 +17,6 @@ namespace {
 
 constexpr int64_t kMaxWorkspace = int64_t{4} << 30;
 
-struct Geo3 {
-  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1},
-          pb[3] = {0, 0, 0};
-  [[nodiscard]] int64_t in_size() const { return in[0] * in[1] * in[2]; }
-  [[nodiscard]] int64_t out_size() const { return out[0] * out[1] * out[2]; }
-  [[nodiscard]] int64_t k_size() const { return k[0] * k[1] * k[2]; }
-};
-
-Geo3 lift(const WindowGeometry& g) {
-  Geo3 r;
-  const int off = 3 - g.nd;
-  for (int i = 0; i < g.nd; ++i) {
-    r.in[off + i] = g.in[i];
-    r.out[off + i] = g.out[i];
-    r.k[off + i] = g.kernel[i];
-    r.s[off + i] = g.stride[i];
-    r.d[off + i] = g.dilation[i];
-    r.pb[off + i] = g.pad_begin[i];
-  }
-  return r;
-}
-
 // For positions o in [0, n_out) reading input index o*s + off, the range [lo, hi) of o whose
 // index lies inside [0, n_in).
 inline void valid_range(int64_t n_out, int64_t n_in, int64_t s, int64_t off, int64_t& lo, int64_t& hi) {

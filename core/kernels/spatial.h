@@ -45,6 +45,30 @@ struct WindowGeometry {
                                                         std::span<const int64_t> kernel,
                                                         const std::string& label);
 
+// A geometry lifted to exactly 3 spatial axes (leading unit axes) so that one loop nest serves
+// 1-D, 2-D and 3-D ops.
+struct Geo3 {
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1},
+          pb[3] = {0, 0, 0};
+  [[nodiscard]] int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  [[nodiscard]] int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  [[nodiscard]] int64_t k_size() const { return k[0] * k[1] * k[2]; }
+};
+
+inline Geo3 lift(const WindowGeometry& g) {
+  Geo3 r;
+  const int off = 3 - g.nd;
+  for (int i = 0; i < g.nd; ++i) {
+    r.in[off + i] = g.in[i];
+    r.out[off + i] = g.out[i];
+    r.k[off + i] = g.kernel[i];
+    r.s[off + i] = g.stride[i];
+    r.d[off + i] = g.dilation[i];
+    r.pb[off + i] = g.pad_begin[i];
+  }
+  return r;
+}
+
 // "[1, 2, 3]" for messages.
 [[nodiscard]] std::string ints_str(std::span<const int64_t> v);
 
