@@ -33,7 +33,7 @@ class SoftmaxKernel final : public Kernel {
   }
 
   Status infer(ShapeContext& ctx) const override {
-    int64_t o, d, i;
+    int64_t o = 0, d = 0, i = 0;
     WEAVE_TRY(split(ctx.inputs[0].dims, ctx.label, o, d, i));
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = ctx.inputs[0].dims;
@@ -42,7 +42,7 @@ class SoftmaxKernel final : public Kernel {
   }
 
   void run(const RunContext& ctx) const override {
-    int64_t outer, D, inner;
+    int64_t outer = 0, D = 0, inner = 0;
     const std::string label;
     if (!split(ctx.inputs[0].dims, label, outer, D, inner).ok()) return;
     const float* x = ctx.inputs[0].as<float>();
