@@ -25,6 +25,21 @@ inline void moments(const float* x, int64_t n, float eps, float& mean, float& in
   inv_std = static_cast<float>(1.0 / std::sqrt(v + eps));
 }
 
+// Inputs 1..last must be [C] for input 0 = [N, C, ...]; output 0 has the input's shape.
+Status per_channel_infer(ShapeContext& ctx, std::size_t last) {
+  const Dims& x = ctx.inputs[0].dims;
+  for (std::size_t i = 1; i <= last; ++i) {
+    const Dims& p = ctx.inputs[i].dims;
+    if (p.rank() != 1 || p[0] != x[1])
+      return make_error(ctx.label, ": input ", i, " ", ref::dims_str(p), " does not match the ", x[1],
+                        " channels of input ", ref::dims_str(x));
+  }
+  ctx.outputs[0].dtype = DType::float32;
+  ctx.outputs[0].dims = x;
+  ctx.workspace = 0;
+  return {};
+}
+
 class BatchNormKernel final : public Kernel {
  public:
   BatchNormKernel(float eps, std::vector<float> a, std::vector<float> b)
@@ -33,16 +48,7 @@ class BatchNormKernel final : public Kernel {
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
     if (x.rank() < 2) return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x ...");
-    for (int i = 1; i <= 4; ++i) {
-      const Dims& p = ctx.inputs[static_cast<std::size_t>(i)].dims;
-      if (p.rank() != 1 || p[0] != x[1])
-        return make_error(ctx.label, ": input ", i, " ", ref::dims_str(p), " does not match the ", x[1],
-                          " channels of input ", ref::dims_str(x));
-    }
-    ctx.outputs[0].dtype = DType::float32;
-    ctx.outputs[0].dims = x;
-    ctx.workspace = 0;
-    return {};
+    return per_channel_infer(ctx, 4);
   }
 
   void run(const RunContext& ctx) const override {
@@ -194,16 +200,7 @@ class InstanceNormKernel final : public Kernel {
     const Dims& x = ctx.inputs[0].dims;
     if (x.rank() < 3)
       return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x spatial dims");
-    for (std::size_t i = 1; i <= 2; ++i) {
-      const Dims& p = ctx.inputs[i].dims;
-      if (p.rank() != 1 || p[0] != x[1])
-        return make_error(ctx.label, ": input ", i, " ", ref::dims_str(p), " does not match the ", x[1],
-                          " channels of input ", ref::dims_str(x));
-    }
-    ctx.outputs[0].dtype = DType::float32;
-    ctx.outputs[0].dims = x;
-    ctx.workspace = 0;
-    return {};
+    return per_channel_infer(ctx, 2);
   }
 
   void run(const RunContext& ctx) const override {
