@@ -62,7 +62,7 @@ struct CodecUsage {
 struct ArtifactInfo {
   uint32_t version = 0;
   uint64_t file_size = 0;
-  std::vector<SectionSummary> sections;  // in table order
+  std::vector<SectionSummary> sections;      // in table order
   std::map<std::string, CodecUsage> codecs;  // by codec name (registered or not)
   bool has_names = false;
   std::size_t value_count = 0;

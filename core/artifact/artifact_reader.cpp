@@ -44,13 +44,14 @@ struct Layout {
 Expected<Layout> parse_layout(std::span<const std::byte> file, const std::string& label) {
   Layout L;
   if (file.size() < kMagic.size())
-    return make_error(label, ": header: not a .weave artifact (", file.size(), " bytes, too short for the magic)");
+    return make_error(label, ": header: not a .weave artifact (", file.size(),
+                      " bytes, too short for the magic)");
   for (std::size_t i = 0; i < kMagic.size(); ++i)
     if (file[i] != static_cast<std::byte>(kMagic[i]))
       return make_error(label, ": header: bad magic, not a .weave artifact");
   if (file.size() < kHeaderSize)
-    return make_error(label, ": header: truncated (file is ", file.size(), " bytes, the header needs ", kHeaderSize,
-                      ")");
+    return make_error(label, ": header: truncated (file is ", file.size(), " bytes, the header needs ",
+                      kHeaderSize, ")");
   ByteReader h(file.first(kHeaderSize));
   h.bytes(kMagic.size());
   L.version = h.u32();
@@ -70,16 +71,17 @@ Expected<Layout> parse_layout(std::span<const std::byte> file, const std::string
                       hex32(header_actual), "); the file is corrupt");
   if (flags != 0 || reserved != 0) return make_error(label, ": header: nonzero flags or reserved field");
   if (L.file_size > file.size())
-    return make_error(label, ": header: file is truncated (header declares ", L.file_size, " bytes, file has ",
-                      file.size(), ")");
+    return make_error(label, ": header: file is truncated (header declares ", L.file_size,
+                      " bytes, file has ", file.size(), ")");
   if (L.file_size < file.size())
-    return make_error(label, ": header: ", file.size() - L.file_size, " unexpected bytes after the declared end");
+    return make_error(label, ": header: ", file.size() - L.file_size,
+                      " unexpected bytes after the declared end");
   if (count == 0 || count > kMaxSections)
     return make_error(label, ": section table: section count ", count, " is outside 1..", kMaxSections);
   const uint64_t table_end = kHeaderSize + static_cast<uint64_t>(count) * kSectionEntrySize;
   if (table_end > file.size())
-    return make_error(label, ": section table: truncated (", count, " entries need ", table_end, " bytes, file has ",
-                      file.size(), ")");
+    return make_error(label, ": section table: truncated (", count, " entries need ", table_end,
+                      " bytes, file has ", file.size(), ")");
   auto table = file.subspan(kHeaderSize, table_end - kHeaderSize);
   const uint32_t table_actual = crc32_of(table);
   if (table_crc != table_actual)
@@ -103,8 +105,8 @@ Expected<Layout> parse_layout(std::span<const std::byte> file, const std::string
       return make_error(where, ": unknown required section kind ", s.kind, " (written by a newer Weave?)");
     if (!seen.insert(s.kind).second) return make_error(where, ": duplicate section");
     if (s.offset < table_end || s.offset > L.file_size || s.size > L.file_size - s.offset)
-      return make_error(where, ": range [", s.offset, ", +", s.size, ") lies outside the file's ", L.file_size,
-                        " bytes");
+      return make_error(where, ": range [", s.offset, ", +", s.size, ") lies outside the file's ",
+                        L.file_size, " bytes");
     L.table.push_back(std::move(s));
   }
 
@@ -136,17 +138,24 @@ Expected<Layout> parse_layout(std::span<const std::byte> file, const std::string
     }
     const uint32_t actual = crc32_of(bytes);
     if (actual != s.crc32)
-      return section_error(label, s.name, "checksum mismatch (stored ", hex32(s.crc32), ", computed ", hex32(actual),
-                           "); the file is corrupt");
+      return section_error(label, s.name, "checksum mismatch (stored ", hex32(s.crc32), ", computed ",
+                           hex32(actual), "); the file is corrupt");
     switch (static_cast<SectionKind>(s.kind)) {
-      case SectionKind::metadata: L.metadata = bytes; break;
-      case SectionKind::graph: L.graph = bytes; break;
-      case SectionKind::params: L.params = bytes; break;
+      case SectionKind::metadata:
+        L.metadata = bytes;
+        break;
+      case SectionKind::graph:
+        L.graph = bytes;
+        break;
+      case SectionKind::params:
+        L.params = bytes;
+        break;
       case SectionKind::names:
         L.names = bytes;
         L.has_names = true;
         break;
-      default: break;  // optional section of a newer writer
+      default:
+        break;  // optional section of a newer writer
     }
   }
   for (SectionKind k : {SectionKind::metadata, SectionKind::graph, SectionKind::params, SectionKind::blobs})
@@ -219,9 +228,15 @@ Status parse_metadata(std::span<const std::byte> bytes, const std::string& label
 void read_attr(ByteReader& r, AttrValue& out) {
   const uint8_t tag = r.u8();
   switch (static_cast<AttrTag>(tag)) {
-    case AttrTag::int64: out = r.i64(); return;
-    case AttrTag::float32: out = r.f32(); return;
-    case AttrTag::string: out = r.str("string attribute"); return;
+    case AttrTag::int64:
+      out = r.i64();
+      return;
+    case AttrTag::float32:
+      out = r.f32();
+      return;
+    case AttrTag::string:
+      out = r.str("string attribute");
+      return;
     case AttrTag::ints: {
       std::vector<int64_t> v(r.count(8, "ints"));
       for (auto& e : v) e = r.i64();
@@ -246,7 +261,8 @@ void read_attr(ByteReader& r, AttrValue& out) {
       read_shape(r, t.shape);
       auto b = r.bytes(r.count(1, "tensor bytes"), "tensor bytes");
       t.bytes.resize(b.size());
-      std::transform(b.begin(), b.end(), t.bytes.begin(), [](std::byte x) { return static_cast<uint8_t>(x); });
+      std::transform(b.begin(), b.end(), t.bytes.begin(),
+                     [](std::byte x) { return static_cast<uint8_t>(x); });
       out = std::move(t);
       return;
     }
@@ -283,14 +299,15 @@ Status parse_graph(std::span<const std::byte> bytes, const std::string& label, G
     read_ids(r, n.inputs, "node inputs");
     read_ids(r, n.outputs, "node outputs");
     const uint32_t na = r.count(5, "attributes");
-    if (na > kMaxAttributes) r.fail("node has " + std::to_string(na) + " attributes, more than " +
-                                    std::to_string(kMaxAttributes));
+    if (na > kMaxAttributes)
+      r.fail("node has " + std::to_string(na) + " attributes, more than " + std::to_string(kMaxAttributes));
     for (uint32_t a = 0; a < na && r.ok(); ++a) {
       std::string name = r.str("attribute name");
       AttrValue value;
       read_attr(r, value);
       if (!r.ok()) return section_error(label, "graph", "node ", i, ": attribute '", name, "': ", r.error());
-      if (n.attrs.has(name)) return section_error(label, "graph", "node ", i, ": duplicate attribute '", name, "'");
+      if (n.attrs.has(name))
+        return section_error(label, "graph", "node ", i, ": duplicate attribute '", name, "'");
       n.attrs.set(std::move(name), std::move(value));
     }
     if (!r.ok()) return section_error(label, "graph", "node ", i, ": ", r.error());
@@ -366,14 +383,15 @@ Expected<ParamsTable> parse_params(std::span<const std::byte> bytes, const std::
 
 // Cross-checks the params table against the values and the blob area before any blob is touched:
 // after this, every blob range is inside the file and every raw size is bounded.
-Status check_params(const ParamsTable& t, const Graph& g, std::span<const std::byte> blobs, const std::string& label,
-                    bool need_codecs) {
+Status check_params(const ParamsTable& t, const Graph& g, std::span<const std::byte> blobs,
+                    const std::string& label, bool need_codecs) {
   const auto nv = static_cast<int64_t>(g.values.size());
   const auto np = static_cast<int64_t>(t.entries.size());
   for (int64_t id = 0; id < nv; ++id) {
     const Value& v = g.values[id];
     if (v.kind == ValueKind::param && (v.param < 0 || v.param >= np || t.entries[v.param].value != id))
-      return section_error(label, "params", "value ", id, " is a param value but no param entry refers to it");
+      return section_error(label, "params", "value ", id,
+                           " is a param value but no param entry refers to it");
   }
   uint64_t end = 0;
   for (int64_t p = 0; p < np; ++p) {
@@ -381,14 +399,16 @@ Status check_params(const ParamsTable& t, const Graph& g, std::span<const std::b
     auto fail = [&](auto&&... args) { return section_error(label, "params", "param ", p, ": ", args...); };
     if (e.value < 0 || e.value >= nv) return fail("value id ", e.value, " out of range");
     const Value& v = g.values[e.value];
-    if (v.kind != ValueKind::param || v.param != p) return fail("value ", e.value, " does not refer back to it");
+    if (v.kind != ValueKind::param || v.param != p)
+      return fail("value ", e.value, " does not refer back to it");
     if (v.dtype != e.dtype || v.shape != e.shape) return fail("dtype/shape disagree with value ", e.value);
     uint64_t bytes = dtype_size(e.dtype);
     for (int64_t d : e.shape)
       if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
         return fail("shape ", shape_str(e.shape), " has no finite byte size");
-    if (e.raw != bytes) return fail("raw size ", e.raw, " but ", dtype_name(e.dtype), "[", shape_str(e.shape),
-                                    "] needs ", bytes);
+    if (e.raw != bytes)
+      return fail("raw size ", e.raw, " but ", dtype_name(e.dtype), "[", shape_str(e.shape), "] needs ",
+                  bytes);
     const std::string& codec_name = t.codecs[e.codec];
     if (codec_name == "none") {
       if (e.stored != e.raw) return fail("stored ", e.stored, " bytes uncompressed, raw size is ", e.raw);
@@ -405,7 +425,8 @@ Status check_params(const ParamsTable& t, const Graph& g, std::span<const std::b
     if (e.offset % kBlobAlignment != 0) return fail("blob offset ", e.offset, " is not 64-byte aligned");
     if (e.offset < end) return fail("blob offset ", e.offset, " overlaps the previous blob");
     if (e.offset > blobs.size() || e.stored > blobs.size() - e.offset)
-      return fail("blob [", e.offset, ", +", e.stored, ") lies outside the ", blobs.size(), "-byte blob area");
+      return fail("blob [", e.offset, ", +", e.stored, ") lies outside the ", blobs.size(),
+                  "-byte blob area");
     if (!all_zero(blobs.subspan(end, e.offset - end)))
       return section_error(label, "blobs", "padding before param ", p, " is not zero; the file is corrupt");
     end = e.offset + e.stored;
@@ -432,7 +453,8 @@ Status load_params(const ParamsTable& t, const SharedBytes& file, std::span<cons
     const std::string& codec_name = t.codecs[e.codec];
     if (codec_name == "none") {
       const bool aligned = reinterpret_cast<std::uintptr_t>(blob.data()) % kAlignment == 0;
-      g.params[p].data = aligned && file.owner() ? SharedBytes(blob, file.owner()) : SharedBytes::copy_of(blob);
+      g.params[p].data =
+          aligned && file.owner() ? SharedBytes(blob, file.owner()) : SharedBytes::copy_of(blob);
       continue;
     }
     auto codec = CodecRegistry::global().find(codec_name);  // presence checked in check_params

@@ -121,7 +121,7 @@ std::vector<std::byte> names_section(const NameMap& names) {
 }
 
 struct StoredParam {
-  uint32_t codec = 0;  // index into the codec string table
+  uint32_t codec = 0;                 // index into the codec string table
   std::vector<std::byte> compressed;  // empty when stored with "none" (bytes come from the graph)
   bool raw = true;
   uint64_t offset = 0;
@@ -139,14 +139,14 @@ Status check_writable(const Graph& g) {
   for (std::size_t i = 0; i < g.values.size(); ++i) {
     const Value& v = g.values[i];
     if (!rank_ok(v.shape)) return make_error("value ", i, " has rank ", v.shape.size(), " > ", kMaxRank);
-    if (v.kind == ValueKind::param &&
-        (v.param < 0 || v.param >= static_cast<int32_t>(g.params.size()) ||
-         g.params[v.param].value != static_cast<int32_t>(i)))
+    if (v.kind == ValueKind::param && (v.param < 0 || v.param >= static_cast<int32_t>(g.params.size()) ||
+                                       g.params[v.param].value != static_cast<int32_t>(i)))
       return make_error("value ", i, " is a param value without a matching param");
   }
   for (const auto* infos : {&g.input_infos, &g.output_infos})
     for (const TensorInfo& t : *infos)
-      if (!rank_ok(t.shape)) return make_error("tensor '", t.name, "' has rank ", t.shape.size(), " > ", kMaxRank);
+      if (!rank_ok(t.shape))
+        return make_error("tensor '", t.name, "' has rank ", t.shape.size(), " > ", kMaxRank);
   for (std::size_t p = 0; p < g.params.size(); ++p)
     if (!dtype_valid(static_cast<int32_t>(g.values[g.params[p].value].dtype)))
       return make_error("param ", p, " has no valid dtype");
@@ -154,8 +154,10 @@ Status check_writable(const Graph& g) {
     if (g.nodes[i].attrs.size() > kMaxAttributes)
       return make_error(g.node_label(static_cast<int32_t>(i)), ": more than ", kMaxAttributes, " attributes");
     for (const auto& [name, value] : g.nodes[i].attrs.items())
-      if (const auto* t = std::get_if<TensorAttr>(&value); t && (t->bytes.size() > kU32 || !rank_ok(t->shape)))
-        return make_error(g.node_label(static_cast<int32_t>(i)), ": tensor attribute '", name, "' is too large");
+      if (const auto* t = std::get_if<TensorAttr>(&value);
+          t && (t->bytes.size() > kU32 || !rank_ok(t->shape)))
+        return make_error(g.node_label(static_cast<int32_t>(i)), ": tensor attribute '", name,
+                          "' is too large");
   }
   return {};
 }

@@ -18,7 +18,7 @@
 namespace weave {
 
 class ByteWriter {
-public:
+ public:
   void u8(uint8_t v) { buf_.push_back(static_cast<std::byte>(v)); }
   void u16(uint16_t v) { put_le(v, 2); }
   void u32(uint32_t v) { put_le(v, 4); }
@@ -41,7 +41,7 @@ public:
   [[nodiscard]] std::span<const std::byte> view() const { return buf_; }
   [[nodiscard]] std::vector<std::byte> take() { return std::move(buf_); }
 
-private:
+ private:
   void put_le(uint64_t v, int n) {
     for (int i = 0; i < n; ++i) buf_.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
   }
@@ -52,7 +52,7 @@ private:
 };
 
 class ByteReader {
-public:
+ public:
   explicit ByteReader(std::span<const std::byte> data) : data_(data) {}
 
   [[nodiscard]] bool ok() const { return error_.empty(); }
@@ -93,14 +93,14 @@ public:
     uint32_t n = u32();
     if (!ok()) return 0;
     if (min_element_bytes > 0 && static_cast<uint64_t>(n) > remaining() / min_element_bytes) {
-      fail("count of " + std::string(what) + " at offset " + std::to_string(at) + " is " +
-           std::to_string(n) + ", but only " + std::to_string(remaining()) + " bytes remain");
+      fail("count of " + std::string(what) + " at offset " + std::to_string(at) + " is " + std::to_string(n) +
+           ", but only " + std::to_string(remaining()) + " bytes remain");
       return 0;
     }
     return n;
   }
 
-private:
+ private:
   bool need(std::size_t n, std::string_view what) {
     if (!ok()) return false;
     if (n > remaining()) {

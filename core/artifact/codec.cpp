@@ -12,7 +12,7 @@ namespace weave {
 namespace codecs {
 namespace {
 class NoneCodec final : public Codec {
-public:
+ public:
   std::string_view name() const override { return "none"; }
   Expected<std::vector<std::byte>> compress(std::span<const std::byte> in, int) const override {
     return std::vector<std::byte>(in.begin(), in.end());
@@ -26,7 +26,9 @@ public:
   uint64_t max_expansion() const override { return 1; }
 };
 }  // namespace
-std::shared_ptr<const Codec> make_none() { return std::make_shared<NoneCodec>(); }
+std::shared_ptr<const Codec> make_none() {
+  return std::make_shared<NoneCodec>();
+}
 }  // namespace codecs
 
 bool codec_name_valid(std::string_view name) {
@@ -64,10 +66,12 @@ Status CodecRegistry::add(std::shared_ptr<const Codec> codec) {
   std::string name(codec->name());
   if (!codec_name_valid(name))
     return make_error("codec registry: invalid codec name '", name, "' (1..64 of [A-Za-z0-9._-])");
-  if (codec->max_expansion() == 0) return make_error("codec registry: codec '", name, "' has max_expansion 0");
+  if (codec->max_expansion() == 0)
+    return make_error("codec registry: codec '", name, "' has max_expansion 0");
   std::lock_guard lock(mu_);
   for (const auto& c : codecs_)
-    if (c->name() == name) return make_error("codec registry: a codec named '", name, "' is already registered");
+    if (c->name() == name)
+      return make_error("codec registry: a codec named '", name, "' is already registered");
   codecs_.push_back(std::move(codec));
   return {};
 }

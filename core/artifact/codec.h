@@ -21,7 +21,7 @@
 namespace weave {
 
 class Codec {
-public:
+ public:
   virtual ~Codec() = default;
   // Stable name stored in files: 1..64 bytes of [A-Za-z0-9._-].
   [[nodiscard]] virtual std::string_view name() const = 0;
@@ -39,7 +39,7 @@ public:
 };
 
 class CodecRegistry {
-public:
+ public:
   // The process-wide registry, with the built-in codecs already present.
   static CodecRegistry& global();
 
@@ -53,7 +53,7 @@ public:
   CodecRegistry(const CodecRegistry&) = delete;
   CodecRegistry& operator=(const CodecRegistry&) = delete;
 
-private:
+ private:
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<const Codec>> codecs_;
 };

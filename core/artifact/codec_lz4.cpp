@@ -10,7 +10,7 @@ namespace weave::codecs {
 namespace {
 
 class Lz4Codec final : public Codec {
-public:
+ public:
   std::string_view name() const override { return "lz4"; }
   Expected<std::vector<std::byte>> compress(std::span<const std::byte> in, int level) const override {
     if (in.size() > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE))
@@ -21,7 +21,8 @@ public:
     const auto* src = reinterpret_cast<const char*>(in.data());
     auto* dst = reinterpret_cast<char*>(out.data());
     const int cap = static_cast<int>(out.size());
-    int written = level <= 0 ? LZ4_compress_default(src, dst, n, cap) : LZ4_compress_HC(src, dst, n, cap, level);
+    int written =
+        level <= 0 ? LZ4_compress_default(src, dst, n, cap) : LZ4_compress_HC(src, dst, n, cap, level);
     if (written <= 0 && n > 0) return make_error("lz4: compression failed");
     out.resize(static_cast<std::size_t>(written));
     return out;
@@ -30,8 +31,9 @@ public:
     if (in.size() > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE) ||
         out.size() > static_cast<std::size_t>(LZ4_MAX_INPUT_SIZE))
       return make_error("lz4: block larger than LZ4's limit");
-    int got = LZ4_decompress_safe(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data()),
-                                  static_cast<int>(in.size()), static_cast<int>(out.size()));
+    int got =
+        LZ4_decompress_safe(reinterpret_cast<const char*>(in.data()), reinterpret_cast<char*>(out.data()),
+                            static_cast<int>(in.size()), static_cast<int>(out.size()));
     if (got < 0) return make_error("lz4: corrupt block");
     if (static_cast<std::size_t>(got) != out.size())
       return make_error("lz4: block decodes to ", got, " bytes, expected ", out.size());
@@ -43,7 +45,9 @@ public:
 
 }  // namespace
 
-std::shared_ptr<const Codec> make_lz4() { return std::make_shared<Lz4Codec>(); }
+std::shared_ptr<const Codec> make_lz4() {
+  return std::make_shared<Lz4Codec>();
+}
 
 }  // namespace weave::codecs
 #endif

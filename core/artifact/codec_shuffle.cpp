@@ -28,7 +28,7 @@ void unshuffle(std::span<const std::byte> in, std::span<std::byte> out) {
 }
 
 class ShuffleCodec final : public Codec {
-public:
+ public:
   std::string_view name() const override { return "zlib-shuffle"; }
   Expected<std::vector<std::byte>> compress(std::span<const std::byte> in, int level) const override {
     std::vector<std::byte> planes(in.size());
@@ -47,6 +47,8 @@ public:
 
 }  // namespace
 
-std::shared_ptr<const Codec> make_zlib_shuffle() { return std::make_shared<ShuffleCodec>(); }
+std::shared_ptr<const Codec> make_zlib_shuffle() {
+  return std::make_shared<ShuffleCodec>();
+}
 
 }  // namespace weave::codecs

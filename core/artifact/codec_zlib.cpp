@@ -11,8 +11,8 @@ Expected<std::vector<std::byte>> deflate_bytes(std::span<const std::byte> in, in
   if (level < -1 || level > 9) return make_error("zlib: level ", level, " is outside -1..9");
   uLongf out_len = compressBound(static_cast<uLong>(in.size()));
   std::vector<std::byte> out(out_len);
-  int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &out_len, reinterpret_cast<const Bytef*>(in.data()),
-                     static_cast<uLong>(in.size()), level);
+  int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &out_len,
+                     reinterpret_cast<const Bytef*>(in.data()), static_cast<uLong>(in.size()), level);
   if (rc != Z_OK) return make_error("zlib: compression failed (", zError(rc), ")");
   out.resize(out_len);
   return out;
@@ -61,13 +61,14 @@ Status inflate_bytes(std::span<const std::byte> in, std::span<std::byte> out) {
   if (rc != Z_STREAM_END) return make_error("zlib: corrupt stream (", zError(rc), ")");
   if (total_out != out.size())
     return make_error("zlib: data inflates to ", total_out, " bytes, expected ", out.size());
-  if (total_in != in.size()) return make_error("zlib: ", in.size() - total_in, " trailing bytes after the stream");
+  if (total_in != in.size())
+    return make_error("zlib: ", in.size() - total_in, " trailing bytes after the stream");
   return {};
 }
 
 namespace {
 class ZlibCodec final : public Codec {
-public:
+ public:
   std::string_view name() const override { return "zlib"; }
   Expected<std::vector<std::byte>> compress(std::span<const std::byte> in, int level) const override {
     return deflate_bytes(in, level);
@@ -80,6 +81,8 @@ public:
 };
 }  // namespace
 
-std::shared_ptr<const Codec> make_zlib() { return std::make_shared<ZlibCodec>(); }
+std::shared_ptr<const Codec> make_zlib() {
+  return std::make_shared<ZlibCodec>();
+}
 
 }  // namespace weave::codecs

@@ -9,7 +9,7 @@ namespace weave::codecs {
 namespace {
 
 class ZstdCodec final : public Codec {
-public:
+ public:
   std::string_view name() const override { return "zstd"; }
   Expected<std::vector<std::byte>> compress(std::span<const std::byte> in, int level) const override {
     if (level == -1) level = ZSTD_CLEVEL_DEFAULT;
@@ -37,7 +37,9 @@ public:
 
 }  // namespace
 
-std::shared_ptr<const Codec> make_zstd() { return std::make_shared<ZstdCodec>(); }
+std::shared_ptr<const Codec> make_zstd() {
+  return std::make_shared<ZstdCodec>();
+}
 
 }  // namespace weave::codecs
 #endif

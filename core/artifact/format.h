@@ -54,11 +54,16 @@ enum class AttrTag : uint8_t {
 
 [[nodiscard]] inline std::string_view section_name(uint32_t kind) {
   switch (static_cast<SectionKind>(kind)) {
-    case SectionKind::metadata: return "metadata";
-    case SectionKind::graph: return "graph";
-    case SectionKind::params: return "params";
-    case SectionKind::names: return "names";
-    case SectionKind::blobs: return "blobs";
+    case SectionKind::metadata:
+      return "metadata";
+    case SectionKind::graph:
+      return "graph";
+    case SectionKind::params:
+      return "params";
+    case SectionKind::names:
+      return "names";
+    case SectionKind::blobs:
+      return "blobs";
   }
   return "unknown";
 }

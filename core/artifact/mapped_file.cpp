@@ -14,7 +14,7 @@ namespace {
 
 // Closes the descriptor on every path out of a function.
 class Fd {
-public:
+ public:
   explicit Fd(int fd) : fd_(fd) {}
   ~Fd() {
     if (fd_ >= 0) ::close(fd_);
@@ -23,13 +23,13 @@ public:
   Fd& operator=(const Fd&) = delete;
   [[nodiscard]] int get() const { return fd_; }
 
-private:
+ private:
   int fd_;
 };
 
 Expected<std::size_t> open_regular(const std::string& path, Fd& fd) {
   if (fd.get() < 0) return make_error(path, ": cannot open (", std::strerror(errno), ")");
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return make_error(path, ": cannot stat (", std::strerror(errno), ")");
   if (!S_ISREG(st.st_mode)) return make_error(path, ": not a regular file");
   return static_cast<std::size_t>(st.st_size);

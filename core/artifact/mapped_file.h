@@ -17,18 +17,20 @@
 namespace weave {
 
 class MappedFile {
-public:
+ public:
   // Maps `path`; an empty file yields an empty span without a mapping.
   [[nodiscard]] static Expected<std::shared_ptr<const MappedFile>> open(const std::string& path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
 
-  [[nodiscard]] std::span<const std::byte> bytes() const { return {static_cast<const std::byte*>(addr_), size_}; }
+  [[nodiscard]] std::span<const std::byte> bytes() const {
+    return {static_cast<const std::byte*>(addr_), size_};
+  }
   // The whole mapping as SharedBytes that keep it alive.
   [[nodiscard]] static SharedBytes share(std::shared_ptr<const MappedFile> file);
 
-private:
+ private:
   MappedFile() = default;
   void* addr_ = nullptr;
   std::size_t size_ = 0;

@@ -105,6 +105,13 @@ inline SectionRef section(const std::vector<std::byte>& b, artifact_format::Sect
 
 // Recomputes every section CRC (blobs keep 0), the table CRC and the header CRC, so that a test
 // can hand the parser structurally hostile content that passes the checksums.
+// Recomputes only the table and header CRCs (for tables that point outside the file).
+inline void fix_table_crcs(std::vector<std::byte>& b) {
+  const auto count = get_le(b, 24, 4);
+  put_le(b, 28, crc32_of(std::span(b).subspan(40, 32 * count)), 4);
+  put_le(b, 32, crc32_of(std::span(b).first(32)), 4);
+}
+
 inline void fix_crcs(std::vector<std::byte>& b) {
   for (const auto& s : sections_of(b))
     if (s.kind != static_cast<uint32_t>(artifact_format::SectionKind::blobs))
@@ -151,7 +158,8 @@ inline std::vector<RawSection> split(const std::vector<std::byte>& b) {
 }
 
 // Replaces the content of one section; the rest of the file is laid out again around it.
-inline std::vector<std::byte> replace_section(const std::vector<std::byte>& b, artifact_format::SectionKind kind,
+inline std::vector<std::byte> replace_section(const std::vector<std::byte>& b,
+                                              artifact_format::SectionKind kind,
                                               const std::vector<std::byte>& content) {
   auto parts = split(b);
   for (auto& p : parts)
@@ -159,7 +167,8 @@ inline std::vector<std::byte> replace_section(const std::vector<std::byte>& b, a
   return assemble(parts);
 }
 
-inline std::vector<std::byte> section_bytes(const std::vector<std::byte>& b, artifact_format::SectionKind kind) {
+inline std::vector<std::byte> section_bytes(const std::vector<std::byte>& b,
+                                            artifact_format::SectionKind kind) {
   SectionRef s = section(b, kind);
   return {b.begin() + s.offset, b.begin() + s.offset + s.size};
 }

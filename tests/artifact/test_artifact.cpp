@@ -48,7 +48,8 @@ void check_same(const Graph& a, const Graph& b, bool with_names = true) {
       BOOST_TEST(a.params[p].value == b.params[p].value);
       BOOST_REQUIRE_EQUAL(a.params[p].data.size(), b.params[p].data.size());
       if (a.params[p].data.size())
-        BOOST_TEST(std::memcmp(a.params[p].data.data(), b.params[p].data.data(), a.params[p].data.size()) == 0);
+        BOOST_TEST(std::memcmp(a.params[p].data.data(), b.params[p].data.data(), a.params[p].data.size()) ==
+                   0);
     }
   }
   BOOST_TEST(a.inputs == b.inputs);
@@ -108,9 +109,9 @@ BOOST_AUTO_TEST_CASE(round_trip_every_part_of_the_ir) {
 BOOST_AUTO_TEST_CASE(header_layout_matches_the_documentation) {
   auto b = serialize(sample_graph());
   BOOST_TEST(std::memcmp(b.data(), "WEAVE\r\n\x1a", 8) == 0);
-  BOOST_TEST(get_le(b, 8, 4) == 1u);        // version
+  BOOST_TEST(get_le(b, 8, 4) == 1u);         // version
   BOOST_TEST(get_le(b, 16, 8) == b.size());  // file size
-  BOOST_TEST(get_le(b, 24, 4) == 5u);       // metadata graph params names blobs
+  BOOST_TEST(get_le(b, 24, 4) == 5u);        // metadata graph params names blobs
   auto secs = sections_of(b);
   BOOST_REQUIRE_EQUAL(secs.size(), 5u);
   BOOST_TEST(secs[0].kind == 1u);

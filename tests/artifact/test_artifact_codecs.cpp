@@ -1,8 +1,8 @@
 // Codecs: each built-in round-trips bytes exactly, rejects malformed input, respects its declared
 // expansion bound; user codecs register, round-trip through files, and are required to read.
 #define BOOST_TEST_MODULE artifact_codecs
-#include <boost/test/unit_test.hpp>
 #include <algorithm>
+#include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstdio>
 
@@ -27,9 +27,9 @@ std::vector<std::string> builtin_names() {
 
 std::vector<std::vector<std::byte>> samples() {
   std::vector<std::vector<std::byte>> s;
-  s.emplace_back();                                   // empty
-  s.emplace_back(1, std::byte{0x42});                 // one byte
-  s.emplace_back(4099, std::byte{0});                 // zeros with a 3-byte shuffle tail
+  s.emplace_back();                    // empty
+  s.emplace_back(1, std::byte{0x42});  // one byte
+  s.emplace_back(4099, std::byte{0});  // zeros with a 3-byte shuffle tail
   std::vector<std::byte> noise(10007);
   uint32_t x = 7;
   for (auto& b : noise) b = static_cast<std::byte>((x = x * 1664525u + 1013904223u) >> 24);
@@ -43,7 +43,7 @@ std::vector<std::vector<std::byte>> samples() {
 
 // A user codec: (count, byte) run-length pairs, counts up to 255.
 class RleCodec final : public Codec {
-public:
+ public:
   explicit RleCodec(std::string name) : name_(std::move(name)) {}
   std::string_view name() const override { return name_; }
   Expected<std::vector<std::byte>> compress(std::span<const std::byte> in, int) const override {
@@ -71,7 +71,7 @@ public:
   }
   uint64_t max_expansion() const override { return 128; }
 
-private:
+ private:
   std::string name_;
 };
 
@@ -158,7 +158,8 @@ BOOST_AUTO_TEST_CASE(shuffle_groups_byte_planes) {
 BOOST_AUTO_TEST_CASE(shuffle_beats_plain_zlib_on_float_weights) {
   std::vector<float> w(16384);
   uint32_t x = 1;
-  for (auto& v : w) v = 0.02f * (static_cast<float>((x = x * 1664525u + 1013904223u) >> 16) / 65536.0f - 0.5f);
+  for (auto& v : w)
+    v = 0.02f * (static_cast<float>((x = x * 1664525u + 1013904223u) >> 16) / 65536.0f - 0.5f);
   auto b = std::as_bytes(std::span(w));
   auto plain = CodecRegistry::global().find("zlib")->compress(b, 6);
   auto shuf = CodecRegistry::global().find("zlib-shuffle")->compress(b, 6);
@@ -176,8 +177,8 @@ BOOST_AUTO_TEST_CASE(declared_expansion_bounds_hold_for_zeros) {
     for (int level : {-1, 9}) {
       auto c = codec->compress(zeros, level);
       BOOST_REQUIRE(c.ok());
-      BOOST_TEST(zeros.size() <= c->size() * codec->max_expansion(), name << " level " << level << ": "
-                                                                         << zeros.size() / c->size() << ":1");
+      BOOST_TEST(zeros.size() <= c->size() * codec->max_expansion(),
+                 name << " level " << level << ": " << zeros.size() / c->size() << ":1");
     }
   }
 }
@@ -197,8 +198,8 @@ BOOST_AUTO_TEST_CASE(each_codec_round_trips_through_a_file) {
         BOOST_REQUIRE_MESSAGE(back.ok(), (back.ok() ? "" : back.message()));
         for (std::size_t p = 0; p < g.params.size(); ++p) {
           BOOST_REQUIRE_EQUAL(back->params[p].data.size(), g.params[p].data.size());
-          BOOST_TEST(std::memcmp(back->params[p].data.data(), g.params[p].data.data(), g.params[p].data.size()) ==
-                     0);
+          BOOST_TEST(std::memcmp(back->params[p].data.data(), g.params[p].data.data(),
+                                 g.params[p].data.size()) == 0);
         }
       }
       std::remove(path.c_str());
@@ -262,7 +263,7 @@ BOOST_AUTO_TEST_CASE(user_codec_round_trips_and_unregistered_one_errors) {
 BOOST_AUTO_TEST_CASE(a_codec_that_decodes_differently_is_caught_by_the_raw_checksum) {
   // A decoder that ignores its input "succeeds" with the wrong bytes; the raw CRC catches it.
   class Liar final : public Codec {
-  public:
+   public:
     std::string_view name() const override { return "test-liar"; }
     Expected<std::vector<std::byte>> compress(std::span<const std::byte> in, int) const override {
       return std::vector<std::byte>(in.size() / 8, std::byte{1});
