@@ -198,6 +198,7 @@ BOOST_AUTO_TEST_CASE(each_codec_round_trips_through_a_file) {
         BOOST_REQUIRE_MESSAGE(back.ok(), (back.ok() ? "" : back.message()));
         for (std::size_t p = 0; p < g.params.size(); ++p) {
           BOOST_REQUIRE_EQUAL(back->params[p].data.size(), g.params[p].data.size());
+          if (g.params[p].data.size() == 0) continue;  // memcmp may not see null pointers
           BOOST_TEST(std::memcmp(back->params[p].data.data(), g.params[p].data.data(),
                                  g.params[p].data.size()) == 0);
         }
