@@ -72,6 +72,23 @@ inline int64_t int_at(const ConstTensorView& v, int64_t i) {
   return v.dtype == DType::int64 ? v.as<int64_t>()[i] : v.as<int32_t>()[i];
 }
 
+// Outputs beyond this many elements are rejected: a hostile shape must not cause a huge allocation.
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+// True when every dim is >= 0 and the product stays within kMaxElements.
+[[nodiscard]] inline bool size_ok(std::span<const int64_t> d) {
+  for (int64_t x : d)
+    if (x < 0) return false;
+  for (int64_t x : d)
+    if (x == 0) return true;
+  int64_t n = 1;
+  for (int64_t x : d) {
+    if (n > kMaxElements / x) return false;
+    n *= x;
+  }
+  return true;
+}
+
 [[nodiscard]] inline Status check_rank(const Dims& d, const std::string& label) {
   if (d.rank() > kMaxRank)
     return make_error(label, ": rank ", d.rank(), " exceeds the maximum of ", kMaxRank);
@@ -84,6 +101,7 @@ inline int64_t int_at(const ConstTensorView& v, int64_t i) {
     return make_error(label, ": output rank ", v.size(), " exceeds the maximum of ", kMaxRank);
   for (int64_t d : v)
     if (d < 0) return make_error(label, ": negative output dimension in ", shape_str(v));
+  if (!size_ok(v)) return make_error(label, ": output shape ", shape_str(v), " is too large");
   return Dims(v);
 }
 
