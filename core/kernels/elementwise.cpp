@@ -181,25 +181,8 @@ class BinaryKernel final : public Kernel {
   }
 
   void run(const RunContext& ctx) const override {
-    switch (ctx.inputs[0].dtype) {
-      case DType::float32:
-        run_typed<float>(ctx);
-        break;
-      case DType::float64:
-        run_typed<double>(ctx);
-        break;
-      case DType::int64:
-        run_typed<int64_t>(ctx);
-        break;
-      case DType::int32:
-        run_typed<int32_t>(ctx);
-        break;
-      case DType::boolean:
-        run_typed<uint8_t>(ctx);
-        break;
-      default:
-        break;
-    }
+    kern::dispatch_numeric(
+        ctx.inputs[0].dtype, [&](auto tag) { run_typed<decltype(tag)>(ctx); }, true);
   }
 
  private:
@@ -276,22 +259,8 @@ class WhereKernel final : public Kernel {
   }
 
   void run(const RunContext& ctx) const override {
-    switch (dtype_size(ctx.inputs[1].dtype)) {
-      case 1:
-        run_typed<uint8_t>(ctx);
-        break;
-      case 2:
-        run_typed<uint16_t>(ctx);
-        break;
-      case 4:
-        run_typed<uint32_t>(ctx);
-        break;
-      case 8:
-        run_typed<uint64_t>(ctx);
-        break;
-      default:
-        break;
-    }
+    (void)kern::dispatch_bytes(dtype_size(ctx.inputs[1].dtype),
+                               [&](auto tag) { run_typed<decltype(tag)>(ctx); });
   }
 
  private:
@@ -610,22 +579,7 @@ class ClipKernel final : public Kernel {
   }
 
   void run(const RunContext& ctx) const override {
-    switch (ctx.inputs[0].dtype) {
-      case DType::float32:
-        run_typed<float>(ctx);
-        break;
-      case DType::float64:
-        run_typed<double>(ctx);
-        break;
-      case DType::int64:
-        run_typed<int64_t>(ctx);
-        break;
-      case DType::int32:
-        run_typed<int32_t>(ctx);
-        break;
-      default:
-        break;
-    }
+    kern::dispatch_numeric(ctx.inputs[0].dtype, [&](auto tag) { run_typed<decltype(tag)>(ctx); });
   }
 
  private:

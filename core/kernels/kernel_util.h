@@ -48,6 +48,22 @@ template <class K, class... Args>
   return static_cast<int>(a);
 }
 
+// A tensor seen as [outer, dim, inner] around one axis (negative axis counts from the end;
+// infer has validated it). `unit` scales inner, e.g. the element size for byte moves.
+struct AxisView {
+  int axis = 0;
+  int64_t outer = 1, dim = 1, inner = 1;
+};
+[[nodiscard]] inline AxisView around_axis(const Dims& d, int64_t axis, int64_t unit = 1) {
+  AxisView v;
+  v.axis = static_cast<int>(axis < 0 ? axis + d.rank() : axis);
+  v.inner = unit;
+  for (int i = 0; i < v.axis; ++i) v.outer *= d[i];
+  for (int i = v.axis + 1; i < d.rank(); ++i) v.inner *= d[i];
+  v.dim = d[v.axis];
+  return v;
+}
+
 // True when the input was given (not an omitted optional input).
 [[nodiscard]] inline bool has_input(std::span<const ConstTensorView> in, std::size_t i) {
   return i < in.size() && in[i].present();
@@ -136,6 +152,55 @@ inline constexpr int64_t kMaxElements = int64_t{1} << 40;
     out = next;
   }
   return out;
+}
+
+// ---- dtype dispatch ----
+
+// Calls f(T{}) for the arithmetic dtypes float32, float64, int64, int32, and (when with_bool)
+// bool as uint8_t. Unknown dtypes call nothing: infer has rejected them.
+template <class F>
+void dispatch_numeric(DType t, F&& f, bool with_bool = false) {
+  switch (t) {
+    case DType::float32:
+      f(float{});
+      break;
+    case DType::float64:
+      f(double{});
+      break;
+    case DType::int64:
+      f(int64_t{});
+      break;
+    case DType::int32:
+      f(int32_t{});
+      break;
+    case DType::boolean:
+      if (with_bool) f(uint8_t{});
+      break;
+    default:
+      break;
+  }
+}
+
+// Calls f(T{}) with the unsigned integer type of an element of `esize` bytes, for pure moves.
+// Returns false (calling nothing) for other sizes.
+template <class F>
+bool dispatch_bytes(std::size_t esize, F&& f) {
+  switch (esize) {
+    case 1:
+      f(uint8_t{});
+      return true;
+    case 2:
+      f(uint16_t{});
+      return true;
+    case 4:
+      f(uint32_t{});
+      return true;
+    case 8:
+      f(uint64_t{});
+      return true;
+    default:
+      return false;
+  }
 }
 
 // ---- strided plan ----
@@ -250,29 +315,15 @@ inline void strided_copy(const Plan& p, const std::byte* src, int64_t src_base, 
         std::memcpy(d, x, static_cast<std::size_t>(len) * esize);
         return;
       }
-      auto loop = [&](auto tag) {
+      const bool done = dispatch_bytes(esize, [&](auto tag) {
         using T = decltype(tag);
         T* dt = reinterpret_cast<T*>(d);
         const T* xt = reinterpret_cast<const T*>(x);
         for (int64_t j = 0; j < len; ++j) dt[j] = xt[j * s];
-      };
-      switch (esize) {
-        case 1:
-          loop(uint8_t{});
-          break;
-        case 2:
-          loop(uint16_t{});
-          break;
-        case 4:
-          loop(uint32_t{});
-          break;
-        case 8:
-          loop(uint64_t{});
-          break;
-        default:
-          for (int64_t j = 0; j < len; ++j)
-            std::memcpy(d + j * static_cast<int64_t>(esize), x + j * s * static_cast<int64_t>(esize), esize);
-      }
+      });
+      if (!done)
+        for (int64_t j = 0; j < len; ++j)
+          std::memcpy(d + j * static_cast<int64_t>(esize), x + j * s * static_cast<int64_t>(esize), esize);
     });
   });
 }

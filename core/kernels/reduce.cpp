@@ -143,22 +143,10 @@ class ReduceKernel final : public Kernel {
   }
 
   void run(const RunContext& ctx) const override {
-    switch (ctx.inputs[0].dtype) {
-      case DType::float32:
-        run_typed<float>(ctx);
-        break;
-      case DType::float64:
-        run_typed<double>(ctx);
-        break;
-      case DType::int64:
-        if constexpr (!float_only(op)) run_typed<int64_t>(ctx);
-        break;
-      case DType::int32:
-        if constexpr (!float_only(op)) run_typed<int32_t>(ctx);
-        break;
-      default:
-        break;
-    }
+    kern::dispatch_numeric(ctx.inputs[0].dtype, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_floating_point_v<T> || !float_only(op)) run_typed<T>(ctx);
+    });
   }
 
  private:
@@ -290,34 +278,14 @@ class ArgKernel final : public Kernel {
   }
 
   void run(const RunContext& ctx) const override {
-    switch (ctx.inputs[0].dtype) {
-      case DType::float32:
-        run_typed<float>(ctx);
-        break;
-      case DType::float64:
-        run_typed<double>(ctx);
-        break;
-      case DType::int64:
-        run_typed<int64_t>(ctx);
-        break;
-      case DType::int32:
-        run_typed<int32_t>(ctx);
-        break;
-      default:
-        break;
-    }
+    kern::dispatch_numeric(ctx.inputs[0].dtype, [&](auto tag) { run_typed<decltype(tag)>(ctx); });
   }
 
  private:
   template <class T>
   void run_typed(const RunContext& ctx) const {
     const ConstTensorView& in = ctx.inputs[0];
-    const int r = in.dims.rank();
-    const int a = static_cast<int>(axis_ < 0 ? axis_ + r : axis_);
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < a; ++i) outer *= in.dims[i];
-    for (int i = a + 1; i < r; ++i) inner *= in.dims[i];
-    const int64_t dim = in.dims[a];
+    const auto [a, outer, dim, inner] = kern::around_axis(in.dims, axis_);
     const T* x = in.as<T>();
     int64_t* y = ctx.outputs[0].as<int64_t>();
     ctx.parallel.for_range(outer * inner, std::max<int64_t>(1, kern::kGrain / std::max<int64_t>(1, dim)),

@@ -288,20 +288,7 @@ void permute_copy(const std::byte* in, const Dims& d, std::span<const int> perm,
           for (int64_t i = r0; i < r1; ++i)
             for (int64_t j = c0; j < c1; ++j) dst[i * cols + j] = src[i + j * ld];
         };
-        switch (esize) {
-          case 1:
-            tile(uint8_t{});
-            break;
-          case 2:
-            tile(uint16_t{});
-            break;
-          case 4:
-            tile(uint32_t{});
-            break;
-          default:
-            tile(uint64_t{});
-            break;
-        }
+        (void)kern::dispatch_bytes(esize, tile);
       }
     });
     return;
@@ -380,13 +367,9 @@ class ConcatKernel final : public Kernel {
   }
   void run(const RunContext& ctx) const override {
     const TensorView& out = ctx.outputs[0];
-    const int r = out.dims.rank();
-    const int a = static_cast<int>(axis_ < 0 ? axis_ + r : axis_);
-    const int64_t es = static_cast<int64_t>(dtype_size(out.dtype));
-    int64_t outer = 1, inner = es;
-    for (int i = 0; i < a; ++i) outer *= out.dims[i];
-    for (int i = a + 1; i < r; ++i) inner *= out.dims[i];
-    const int64_t out_row = out.dims[a] * inner;
+    const auto [a, outer, dim, inner] =
+        kern::around_axis(out.dims, axis_, static_cast<int64_t>(dtype_size(out.dtype)));
+    const int64_t out_row = dim * inner;
     auto* dst = static_cast<std::byte*>(out.data);
     ctx.parallel.for_range(
         outer, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, out_row)), [&](int64_t b, int64_t e) {
@@ -457,13 +440,9 @@ class SplitKernel final : public Kernel {
   }
   void run(const RunContext& ctx) const override {
     const ConstTensorView& in = ctx.inputs[0];
-    const int r = in.dims.rank();
-    const int a = static_cast<int>(axis_ < 0 ? axis_ + r : axis_);
-    const int64_t es = static_cast<int64_t>(dtype_size(in.dtype));
-    int64_t outer = 1, inner = es;
-    for (int i = 0; i < a; ++i) outer *= in.dims[i];
-    for (int i = a + 1; i < r; ++i) inner *= in.dims[i];
-    const int64_t in_row = in.dims[a] * inner;
+    const auto [a, outer, dim, inner] =
+        kern::around_axis(in.dims, axis_, static_cast<int64_t>(dtype_size(in.dtype)));
+    const int64_t in_row = dim * inner;
     const auto* src = static_cast<const std::byte*>(in.data);
     ctx.parallel.for_range(outer, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, in_row)),
                            [&](int64_t b, int64_t e) {
@@ -626,18 +605,23 @@ inline int64_t fix_index(int64_t i, int64_t dim) {
   return std::clamp<int64_t>(i, 0, dim - 1);
 }
 
+// Checks data and indices of Gather/GatherElements and returns the normalised axis.
+Expected<int> gather_axis(const ShapeContext& ctx, int64_t axis) {
+  WEAVE_TRY(need_input(ctx, 0, "data"));
+  WEAVE_TRY(need_input(ctx, 1, "indices"));
+  if (ctx.inputs[1].dtype != DType::int64 && ctx.inputs[1].dtype != DType::int32)
+    return make_error(ctx.label, ": indices must be int64 or int32, got ", dtype_name(ctx.inputs[1].dtype));
+  return kern::normalize_axis(axis, ctx.inputs[0].dims.rank(), ctx.label);
+}
+
 class GatherKernel final : public Kernel {
  public:
   explicit GatherKernel(int64_t axis) : axis_(axis) {}
   Status infer(ShapeContext& ctx) const override {
-    WEAVE_TRY(need_input(ctx, 0, "data"));
-    WEAVE_TRY(need_input(ctx, 1, "indices"));
+    auto a = gather_axis(ctx, axis_);
+    if (!a) return a.error();
     const Dims& d = ctx.inputs[0].dims;
     const Dims& idx = ctx.inputs[1].dims;
-    if (ctx.inputs[1].dtype != DType::int64 && ctx.inputs[1].dtype != DType::int32)
-      return make_error(ctx.label, ": indices must be int64 or int32, got ", dtype_name(ctx.inputs[1].dtype));
-    auto a = kern::normalize_axis(axis_, d.rank(), ctx.label);
-    if (!a) return a.error();
     if (d.rank() - 1 + idx.rank() > kMaxRank)
       return make_error(ctx.label, ": output rank exceeds the maximum of ", kMaxRank, " (data ", dims_str(d),
                         ", indices ", dims_str(idx), ")");
@@ -652,13 +636,9 @@ class GatherKernel final : public Kernel {
   void run(const RunContext& ctx) const override {
     const ConstTensorView& data = ctx.inputs[0];
     const ConstTensorView& idx = ctx.inputs[1];
-    const int r = data.dims.rank();
-    const int a = static_cast<int>(axis_ < 0 ? axis_ + r : axis_);
-    const int64_t es = static_cast<int64_t>(dtype_size(data.dtype));
-    int64_t outer = 1, inner = es;
-    for (int i = 0; i < a; ++i) outer *= data.dims[i];
-    for (int i = a + 1; i < r; ++i) inner *= data.dims[i];
-    const int64_t dim = data.dims[a], k = idx.numel();
+    const auto [a, outer, dim, inner] =
+        kern::around_axis(data.dims, axis_, static_cast<int64_t>(dtype_size(data.dtype)));
+    const int64_t k = idx.numel();
     const auto* src = static_cast<const std::byte*>(data.data);
     auto* dst = static_cast<std::byte*>(ctx.outputs[0].data);
     if (ctx.outputs[0].numel() == 0) return;
@@ -682,14 +662,10 @@ class GatherElementsKernel final : public Kernel {
  public:
   explicit GatherElementsKernel(int64_t axis) : axis_(axis) {}
   Status infer(ShapeContext& ctx) const override {
-    WEAVE_TRY(need_input(ctx, 0, "data"));
-    WEAVE_TRY(need_input(ctx, 1, "indices"));
+    auto a = gather_axis(ctx, axis_);
+    if (!a) return a.error();
     const Dims& d = ctx.inputs[0].dims;
     const Dims& idx = ctx.inputs[1].dims;
-    if (ctx.inputs[1].dtype != DType::int64 && ctx.inputs[1].dtype != DType::int32)
-      return make_error(ctx.label, ": indices must be int64 or int32, got ", dtype_name(ctx.inputs[1].dtype));
-    auto a = kern::normalize_axis(axis_, d.rank(), ctx.label);
-    if (!a) return a.error();
     bool ok = idx.rank() == d.rank();
     for (int i = 0; ok && i < d.rank(); ++i) ok = i == *a || idx[i] <= d[i];
     if (!ok)
@@ -700,22 +676,8 @@ class GatherElementsKernel final : public Kernel {
     return {};
   }
   void run(const RunContext& ctx) const override {
-    switch (dtype_size(ctx.inputs[0].dtype)) {
-      case 1:
-        run_typed<uint8_t>(ctx);
-        break;
-      case 2:
-        run_typed<uint16_t>(ctx);
-        break;
-      case 4:
-        run_typed<uint32_t>(ctx);
-        break;
-      case 8:
-        run_typed<uint64_t>(ctx);
-        break;
-      default:
-        break;
-    }
+    (void)kern::dispatch_bytes(dtype_size(ctx.inputs[0].dtype),
+                               [&](auto tag) { run_typed<decltype(tag)>(ctx); });
   }
 
  private:
@@ -914,22 +876,7 @@ class RangeKernel final : public Kernel {
   void run(const RunContext& ctx) const override {
     const TensorView& out = ctx.outputs[0];
     const int64_t n = out.numel();
-    switch (out.dtype) {
-      case DType::float32:
-        fill<float>(ctx, n);
-        break;
-      case DType::float64:
-        fill<double>(ctx, n);
-        break;
-      case DType::int64:
-        fill<int64_t>(ctx, n);
-        break;
-      case DType::int32:
-        fill<int32_t>(ctx, n);
-        break;
-      default:
-        break;
-    }
+    kern::dispatch_numeric(out.dtype, [&](auto tag) { fill<decltype(tag)>(ctx, n); });
   }
 
  private:
