@@ -727,7 +727,7 @@ class ExpandKernel final : public Kernel {
     auto shape = known_ints(ctx, 1, "shape", "Expand");
     if (!shape) return shape.error();
     auto sd = kern::to_dims(*shape, ctx.label);
-    if (!sd) return make_error(ctx.label, ": invalid Expand shape ", shape_str(*shape));
+    if (!sd) return sd.error();
     Dims out;
     if (!kern::broadcast_dims(ctx.inputs[0].dims, *sd, out))
       return make_error(ctx.label, ": incompatible broadcast shapes ", dims_str(ctx.inputs[0].dims), " and ",

@@ -160,3 +160,47 @@ BOOST_AUTO_TEST_CASE(argmax_argmin) {
   i.attrs.set("axis", int64_t{1});
   BOOST_CHECK(!run_kernel(i).ok());
 }
+
+BOOST_AUTO_TEST_CASE(topk_largest_smallest_axis) {
+  KernelCase c;
+  c.op = "TopK";
+  c.inputs = ins(make_f32({2, 4}, {1, 5, 5, 0, 7, NAN, 7, -1}), make_i64({1}, {2}));
+  c.constant = {false, true};
+  c.num_outputs = 2;
+  auto o = run_all(c);
+  BOOST_CHECK(o[0].dims() == (Dims{2, 2}));
+  // ties keep the lower index first; NaN ranks above every number
+  check_close(o[0], {5, 5, NAN, 7});
+  BOOST_CHECK(values<int64_t>(o[1]) == (std::vector<int64_t>{1, 2, 1, 0}));
+  c.attrs.set("largest", int64_t{0});
+  auto s = run_all(c);
+  check_close(s[0], {0, 1, -1, 7});
+  BOOST_CHECK(values<int64_t>(s[1]) == (std::vector<int64_t>{3, 0, 3, 0}));
+  // axis 0, int64
+  KernelCase i;
+  i.op = "TopK";
+  i.inputs = ins(make_i64({3, 2}, {1, 9, 8, 2, 5, 4}), make_i64({1}, {1}));
+  i.constant = {false, true};
+  i.num_outputs = 2;
+  i.attrs.set("axis", int64_t{0});
+  auto io = run_all(i);
+  BOOST_CHECK(values<int64_t>(io[0]) == (std::vector<int64_t>{8, 9}));
+  BOOST_CHECK(values<int64_t>(io[1]) == (std::vector<int64_t>{1, 0}));
+  i.inputs[1] = make_i64({1}, {4});
+  BOOST_CHECK(!run_kernel(i).ok());
+}
+
+BOOST_AUTO_TEST_CASE(topk_many_slices_threads_agree) {
+  KernelCase c;
+  c.op = "TopK";
+  c.inputs = ins(random_f32({37, 50}, 5), make_i64({1}, {3}));
+  c.constant = {false, true};
+  c.num_outputs = 2;
+  auto o = run_all(c);
+  const float* x = c.inputs[0].as<float>();
+  for (int r = 0; r < 37; ++r) {
+    std::vector<float> row(x + r * 50, x + r * 50 + 50);
+    std::sort(row.begin(), row.end(), std::greater<>());
+    for (int j = 0; j < 3; ++j) BOOST_CHECK_EQUAL(o[0].as<float>()[r * 3 + j], row[j]);
+  }
+}

@@ -330,3 +330,26 @@ BOOST_AUTO_TEST_CASE(depth_space_round_trip) {
   BOOST_CHECK(crd.dims() == (Dims{1, 2, 2, 2}));
   check_close(crd, {0, 1, 2, 3, 4, 5, 6, 7});
 }
+
+BOOST_AUTO_TEST_CASE(hostile_shapes_are_rejected_or_safe) {
+  // Unsqueeze past the maximum rank
+  BOOST_CHECK(
+      !run_kernel(with_consts("Unsqueeze", ins(make_f32({1, 1, 1, 1, 1, 1, 1, 1}, {0}), make_i64({1}, {0}))))
+           .ok());
+  // Expand into an enormous shape
+  const std::string m = run_error(
+      with_consts("Expand", ins(make_f32({1}, {1}), make_i64({3}, {int64_t{1} << 30, int64_t{1} << 30, 4}))));
+  BOOST_CHECK_MESSAGE(m.find("too large") != std::string::npos, m);
+  // Extreme steps select a single element without overflow
+  Tensor x = make_f32({3, 4}, iota_f(12));
+  Tensor a = run1(with_consts("Slice", ins(cp(x), make_i64({1}, {0}), make_i64({1}, {kMax}),
+                                           make_i64({1}, {1}), make_i64({1}, {kMax}))));
+  BOOST_CHECK(a.dims() == (Dims{3, 1}));
+  check_close(a, {0, 4, 8});
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  Tensor b = run1(with_consts("Slice", ins(cp(x), make_i64({1}, {-1}), make_i64({1}, {kMin}),
+                                           make_i64({1}, {1}), make_i64({1}, {kMin}))));
+  check_close(b, {3, 7, 11});
+  // Pad with enormous pads
+  BOOST_CHECK(!run_kernel(with_consts("Pad", ins(cp(x), make_i64({4}, {0, 0, int64_t{1} << 50, 0})))).ok());
+}
