@@ -544,7 +544,7 @@ Expected<std::unique_ptr<Kernel>> make_dropout(const KernelSetup& s) {
   if (s.node.outputs.size() > 1 && s.node.outputs[1] != kNoValue)
     return make_error("Dropout's mask output is not supported in inference");
   if (s.constants.size() > 2 && s.constants[2].data != nullptr && s.constants[2].dtype == DType::boolean &&
-      *s.constants[2].as<uint8_t>() != 0)
+      s.constants[2].numel() > 0 && *s.constants[2].as<uint8_t>() != 0)
     return make_error("Dropout with training_mode=true is not supported");
   return make_kernel<CopyKernel>();
 }

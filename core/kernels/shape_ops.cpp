@@ -1151,9 +1151,9 @@ Factory make_depth_space(const KernelSetup& s) {
 // ---------------------------------------------------------------- factories
 
 Factory make_squeeze(const KernelSetup& s, bool unsqueeze) {
-  const bool has_attr = s.node.attrs.has("axes");
-  return make_kernel<SqueezeKernel>(unsqueeze, s.opset >= 13, s.node.attrs.get_ints("axes"),
-                                    has_attr && s.opset < 13);
+  // The axes attribute (opset < 13) and the axes input (opset >= 13) are both accepted; the
+  // input wins when given.
+  return make_kernel<SqueezeKernel>(unsqueeze, true, s.node.attrs.get_ints("axes"), s.node.attrs.has("axes"));
 }
 
 Factory make_split(const KernelSetup& s) {
