@@ -35,7 +35,7 @@ std::vector<Tensor> evaluate(const Graph& g, int32_t id, const KernelRegistry& r
     in_views.push_back(param_view(g, in));
   }
   const std::string label = g.node_label(id);
-  KernelSetup setup{n, label, in_values, in_views, graph_opset(g)};
+  KernelSetup setup{n, label, in_values, in_views, g.kernel_opset()};
   auto kernel = registry.create(setup);
   if (!kernel || !*kernel) return {};
 

@@ -38,13 +38,5 @@ ConstTensorView param_view(const Graph& g, int32_t value) {
   return ConstTensorView{g.params[v.param].data.data(), v.dtype, Dims(std::span<const int64_t>(v.shape))};
 }
 
-int graph_opset(const Graph& g) {
-  auto it = g.metadata.find("opset");
-  if (it == g.metadata.end()) return 13;
-  int v = 0;
-  const std::string& s = it->second;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && p == s.data() + s.size() && v > 0 ? v : 13;
-}
 
 }  // namespace weave::compiler

@@ -19,8 +19,6 @@ namespace weave::compiler {
 [[nodiscard]] bool is_param(const Graph& g, int32_t value);
 // The bytes of a param value as a view (its shape must be static, which validate() checks).
 [[nodiscard]] ConstTensorView param_view(const Graph& g, int32_t value);
-// The model's default-domain opset from metadata["opset"] (13 when absent or malformed).
-[[nodiscard]] int graph_opset(const Graph& g);
 
 // Maps value ids to replacements while a forward pass walks the nodes. Replacements are
 // resolved when recorded, so chains (a->b, b->c) collapse to one lookup.

@@ -1,5 +1,7 @@
 #include "core/graph/graph.h"
 
+#include <algorithm>
+#include <charconv>
 #include <sstream>
 
 namespace weave {
@@ -158,6 +160,13 @@ void Graph::compact(const std::vector<bool>& dead_nodes) {
     if (id >= 0 && id < static_cast<int32_t>(node_map.size()) && node_map[id] >= 0)
       nm.nodes[node_map[id]] = std::move(name);
   names = std::move(nm);
+}
+
+int Graph::kernel_opset() const {
+  int opset = 0;
+  if (auto it = metadata.find("opset"); it != metadata.end())
+    std::from_chars(it->second.data(), it->second.data() + it->second.size(), opset);
+  return std::max(opset, 13);
 }
 
 std::map<std::string, int> Graph::op_histogram() const {

@@ -77,6 +77,10 @@ struct Graph {
   int32_t add_param(DType dtype, Shape shape, SharedBytes data);
   // Removes nodes marked dead and values no longer referenced; renumbers ids (and the name map).
   void compact(const std::vector<bool>& dead_nodes);
+  // The opset kernels see. Nodes always use opset-13 (or newer) forms: the importer rewrites
+  // older ones (Slice/Clip/Squeeze attributes, Upsample, ...), so kernels get max(13, the
+  // source model's opset, kept in metadata["opset"] for information).
+  [[nodiscard]] int kernel_opset() const;
   // op type -> count, for `weave inspect`.
   [[nodiscard]] std::map<std::string, int> op_histogram() const;
 };

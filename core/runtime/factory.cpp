@@ -21,8 +21,7 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
   f->graph_ = std::move(graph);
   const Graph& g = f->graph_;
   const KernelRegistry& reg = options.registry ? *options.registry : KernelRegistry::global();
-  int opset = 13;
-  if (auto it = g.metadata.find("opset"); it != g.metadata.end()) opset = std::atoi(it->second.c_str());
+  const int opset = g.kernel_opset();
 
   // Create every kernel, collecting all failures so one pass reports every bad node.
   std::string errors;
