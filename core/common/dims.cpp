@@ -21,9 +21,13 @@ bool shape_is_static(std::span<const int64_t> shape) {
 
 std::string shape_str(std::span<const int64_t> shape, std::span<const std::string> dim_names) {
   if (shape.empty()) return "scalar";
+  // Symbolic names may contain 'x' or digits, so a named shape is written with commas.
+  bool named = false;
+  for (std::size_t i = 0; i < shape.size() && i < dim_names.size(); ++i)
+    named = named || (shape[i] < 0 && !dim_names[i].empty());
   std::string s;
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += 'x';
+    if (i) s += named ? ',' : 'x';
     if (shape[i] >= 0)
       s += std::to_string(shape[i]);
     else if (i < dim_names.size() && !dim_names[i].empty())

@@ -60,7 +60,8 @@ class Dims {
 // Product of dims; -1 if any dim is dynamic.
 [[nodiscard]] int64_t shape_numel(std::span<const int64_t> shape);
 [[nodiscard]] bool shape_is_static(std::span<const int64_t> shape);
-// "1x3x224x224"; dynamic dims print as "?" or as their symbolic name when given.
+// "1x3x224x224"; dynamic dims print as "?", or as their symbolic names when given, in which
+// case dims are separated by commas ("batch,3,224,224").
 [[nodiscard]] std::string shape_str(std::span<const int64_t> shape,
                                     std::span<const std::string> dim_names = {});
 // Parses "1x3x224x224" (also accepts ',' as separator). Returns false on malformed text.

@@ -258,7 +258,7 @@ BOOST_AUTO_TEST_CASE(executor_rejects_bad_inputs_with_clear_messages) {
   BOOST_TEST(s.message().find("expected dtype float32, got int64") != std::string::npos);
   s = ex->set_input("x", ConstTensorView{xs.data(), DType::float32, Dims{4, 2}});
   BOOST_TEST(!s.ok());
-  BOOST_TEST(s.message().find("float32[batchx4]") != std::string::npos);
+  BOOST_TEST(s.message().find("float32[batch,4]") != std::string::npos);
   BOOST_TEST(s.message().find("4x2") != std::string::npos);
   s = ex->set_input(3, ConstTensorView{xs.data(), DType::float32, Dims{2, 4}});
   BOOST_TEST(!s.ok());
