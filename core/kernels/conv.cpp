@@ -1,7 +1,412 @@
+// Reference Conv and ConvTranspose (float32, 1-D..3-D).
+//  Conv:          im2col into the workspace + sgemm per (image, group); 1x1/stride-1/no-pad
+//                 convolutions skip im2col; depthwise convolutions (1 input channel per group)
+//                 run a direct loop. Optional fused "activation" attribute (see ref_util.h).
+//  ConvTranspose: sgemm (W^T * x) into the workspace, then col2im scatter-add per channel.
+// Spatial ranks below 3 are lifted to 3-D with leading unit axes so one loop nest serves all.
+#include <algorithm>
+#include <cstring>
+
+#include "core/kernels/gemm_ref.h"
+#include "core/kernels/ref_util.h"
 #include "core/kernels/registry.h"
+#include "core/kernels/spatial.h"
 
 namespace weave {
+namespace {
 
-void register_conv_kernels(KernelRegistry&) {}
+constexpr int64_t kMaxWorkspace = int64_t{4} << 30;
+
+// For positions o in [0, n_out) reading input index o*s + off, the range [lo, hi) of o whose
+// index lies inside [0, n_in).
+inline void valid_range(int64_t n_out, int64_t n_in, int64_t s, int64_t off, int64_t& lo, int64_t& hi) {
+  lo = off >= 0 ? 0 : (-off + s - 1) / s;
+  hi = n_in - off <= 0 ? 0 : (n_in - off + s - 1) / s;
+  lo = std::min(lo, n_out);
+  hi = std::clamp(hi, lo, n_out);
+}
+
+// col[(c*kk + kidx), p] = x[c, p-th window's tap kidx] (zero in the padding).
+void im2col(const float* x, int64_t channels, const Geo3& g, float* col, const Parallel& par) {
+  const int64_t kk = g.k_size(), P = g.out_size(), in_sz = g.in_size();
+  par.for_range(channels * kk, 8, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t c = r / kk, t = r % kk;
+      const int64_t kd = t / (g.k[1] * g.k[2]), kh = (t / g.k[2]) % g.k[1], kw = t % g.k[2];
+      const float* xc = x + c * in_sz;
+      float* dst = col + r * P;
+      int64_t lo, hi;
+      const int64_t offw = kw * g.d[2] - g.pb[2];
+      valid_range(g.out[2], g.in[2], g.s[2], offw, lo, hi);
+      for (int64_t od = 0; od < g.out[0]; ++od) {
+        const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
+        for (int64_t oh = 0; oh < g.out[1]; ++oh, dst += g.out[2]) {
+          const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
+          if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
+            std::fill(dst, dst + g.out[2], 0.f);
+            continue;
+          }
+          const float* src = xc + (id * g.in[1] + ih) * g.in[2] + offw;
+          std::fill(dst, dst + lo, 0.f);
+          if (g.s[2] == 1) {
+            for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow];
+          } else {
+            for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * g.s[2]];
+          }
+          std::fill(dst + hi, dst + g.out[2], 0.f);
+        }
+      }
+    }
+  });
+}
+
+// y[p_out] += w * x[window tap] over one plane, for every tap of the kernel (direct conv of one
+// input channel into one output channel).
+void direct_plane(const float* x, const float* w, const Geo3& g, float* y) {
+  for (int64_t kd = 0; kd < g.k[0]; ++kd)
+    for (int64_t kh = 0; kh < g.k[1]; ++kh)
+      for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+        const float wv = w[(kd * g.k[1] + kh) * g.k[2] + kw];
+        const int64_t offw = kw * g.d[2] - g.pb[2];
+        int64_t lo, hi;
+        valid_range(g.out[2], g.in[2], g.s[2], offw, lo, hi);
+        for (int64_t od = 0; od < g.out[0]; ++od) {
+          const int64_t id = od * g.s[0] - g.pb[0] + kd * g.d[0];
+          if (id < 0 || id >= g.in[0]) continue;
+          for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+            const int64_t ih = oh * g.s[1] - g.pb[1] + kh * g.d[1];
+            if (ih < 0 || ih >= g.in[1]) continue;
+            const float* src = x + (id * g.in[1] + ih) * g.in[2] + offw;
+            float* dst = y + (od * g.out[1] + oh) * g.out[2];
+            if (g.s[2] == 1) {
+              for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += wv * src[ow];
+            } else {
+              for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += wv * src[ow * g.s[2]];
+            }
+          }
+        }
+      }
+}
+
+// Checks the common X/W/B shapes of Conv and ConvTranspose.
+Status check_rank(const ShapeContext& ctx, const Dims& x, const Dims& w) {
+  if (x.rank() < 3 || x.rank() > 5)
+    return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x (1 to 3 spatial dims)");
+  if (w.rank() != x.rank())
+    return make_error(ctx.label, ": weights ", ref::dims_str(w), " and input ", ref::dims_str(x),
+                      " have different ranks");
+  return {};
+}
+
+class ConvKernel final : public Kernel {
+ public:
+  ConvKernel(WindowAttrs a, int64_t group, ref::Activation act)
+      : a_(std::move(a)), group_(group), act_(act) {}
+
+  Expected<WindowGeometry> geometry(const Dims& x, const Dims& w, const std::string& label) const {
+    const int nd = x.rank() - 2;
+    std::span<const int64_t> k(w.begin() + 2, w.end());
+    if (!a_.kernel.empty() && !std::equal(a_.kernel.begin(), a_.kernel.end(), k.begin(), k.end()))
+      return make_error(label, ": kernel_shape ", ints_str(a_.kernel), " does not match weights ",
+                        ref::dims_str(w));
+    return forward_geometry(a_, std::span<const int64_t>(x.begin() + 2, nd), k, label);
+  }
+
+  [[nodiscard]] bool depthwise(const Dims& x) const { return group_ > 1 && x[1] == group_; }
+
+  static bool pointwise(const Geo3& g) {
+    for (int i = 0; i < 3; ++i)
+      if (g.k[i] != 1 || g.s[i] != 1 || g.pb[i] != 0) return false;
+    return true;
+  }
+
+  Status infer(ShapeContext& ctx) const override {
+    const Dims& x = ctx.inputs[0].dims;
+    const Dims& w = ctx.inputs[1].dims;
+    WEAVE_TRY(check_rank(ctx, x, w));
+    if (x[1] != w[1] * group_)
+      return make_error(ctx.label, ": input ", ref::dims_str(x), " has ", x[1], " channels but weights ",
+                        ref::dims_str(w), " with group ", group_, " expect ", w[1] * group_);
+    if (w[0] % group_ != 0)
+      return make_error(ctx.label, ": weights ", ref::dims_str(w),
+                        " output channels are not divisible by group ", group_);
+    if (ref::present(ctx, 2)) {
+      const Dims& b = ctx.inputs[2].dims;
+      if (b.rank() != 1 || b[0] != w[0])
+        return make_error(ctx.label, ": bias ", ref::dims_str(b), " does not match weights ",
+                          ref::dims_str(w));
+    }
+    auto geo = geometry(x, w, ctx.label);
+    if (!geo) return geo.error();
+    Dims out{x[0], w[0]};
+    for (int i = 0; i < geo->nd; ++i) out.push_back(geo->out[i]);
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.outputs[0].dims = out;
+    const Geo3 g = lift(*geo);
+    ctx.workspace = 0;
+    if (!depthwise(x) && !pointwise(g)) {
+      const int64_t bytes = w[1] * g.k_size() * g.out_size() * int64_t{4};
+      if (bytes > kMaxWorkspace)
+        return make_error(ctx.label, ": im2col buffer of ", bytes, " bytes is too large for input ",
+                          ref::dims_str(x), " and weights ", ref::dims_str(w));
+      ctx.workspace = static_cast<std::size_t>(bytes);
+    }
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    const Dims& xd = ctx.inputs[0].dims;
+    const Dims& wd = ctx.inputs[1].dims;
+    const float* x = ctx.inputs[0].as<float>();
+    const float* w = ctx.inputs[1].as<float>();
+    const float* bias = ref::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;
+    float* y = ref::out_f32(ctx, 0);
+    const std::string label;
+    auto geo = geometry(xd, wd, label);
+    if (!geo) return;  // infer() rejected these shapes already
+    const Geo3 g = lift(*geo);
+    const int64_t N = xd[0], C = xd[1], M = wd[0], Cg = wd[1], Mg = M / group_;
+    const int64_t in_sz = g.in_size(), P = g.out_size(), kk = g.k_size(), K = Cg * kk;
+
+    if (depthwise(xd)) {
+      ctx.parallel.for_range(N * M, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t n = b / M, m = b % M, c = m / Mg;
+          float* yp = y + b * P;
+          std::fill(yp, yp + P, bias ? bias[m] : 0.f);
+          direct_plane(x + (n * C + c) * in_sz, w + m * kk, g, yp);
+          act_.apply(yp, P);
+        }
+      });
+      return;
+    }
+    const bool pw = pointwise(g);
+    float* col = reinterpret_cast<float*>(ctx.workspace.data());
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t gi = 0; gi < group_; ++gi) {
+        const float* xg = x + (n * C + gi * Cg) * in_sz;
+        const float* b = xg;
+        if (!pw) {
+          im2col(xg, Cg, g, col, ctx.parallel);
+          b = col;
+        }
+        float* yg = y + (n * M + gi * Mg) * P;
+        sgemm_parallel(ctx.parallel, false, false, Mg, P, K, 1.f, w + gi * Mg * K, K, b, P, 0.f, yg, P);
+      }
+    }
+    if (bias || act_.kind != ref::Activation::none) {
+      ctx.parallel.for_range(N * M, 4, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+          float* yp = y + b * P;
+          if (bias) {
+            const float bv = bias[b % M];
+            for (int64_t p = 0; p < P; ++p) yp[p] += bv;
+          }
+          act_.apply(yp, P);
+        }
+      });
+    }
+  }
+
+ private:
+  WindowAttrs a_;
+  int64_t group_;
+  ref::Activation act_;
+};
+
+Expected<std::unique_ptr<Kernel>> make_conv(const KernelSetup& s) {
+  WEAVE_TRY(ref::require_inputs(s, 2, 3));
+  WEAVE_TRY(ref::require_float(s, {0, 1, 2}));
+  auto a = parse_window_attrs(s.node.attrs, s.label);
+  if (!a) return a.error();
+  if (a->ceil_mode) return make_error(s.label, ": Conv has no ceil_mode");
+  const int64_t group = s.node.attrs.get_int("group", 1);
+  if (group <= 0) return make_error(s.label, ": bad group ", group);
+  auto act = ref::parse_activation(s);
+  if (!act) return act.error();
+  return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(std::move(*a), group, *act));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+class ConvTransposeKernel final : public Kernel {
+ public:
+  ConvTransposeKernel(WindowAttrs a, int64_t group, std::vector<int64_t> output_padding,
+                      std::vector<int64_t> output_shape, ref::Activation act)
+      : a_(std::move(a)),
+        group_(group),
+        output_padding_(std::move(output_padding)),
+        output_shape_(std::move(output_shape)),
+        act_(act) {}
+
+  // Geometry seen from the output side: `out` is the (larger) ConvTranspose output; in[] the
+  // input. Reuses Geo3 with in/out meaning the ConvTranspose input/output.
+  Expected<Geo3> geometry(const Dims& x, const Dims& w, const std::string& label) const {
+    const int nd = x.rank() - 2;
+    const auto n = static_cast<std::size_t>(nd);
+    std::span<const int64_t> k(w.begin() + 2, w.end());
+    if (!a_.kernel.empty() && !std::equal(a_.kernel.begin(), a_.kernel.end(), k.begin(), k.end()))
+      return make_error(label, ": kernel_shape ", ints_str(a_.kernel), " does not match weights ",
+                        ref::dims_str(w));
+    auto bad_len = [&](const std::vector<int64_t>& v, std::size_t want) {
+      return !v.empty() && v.size() != want;
+    };
+    if (bad_len(a_.strides, n) || bad_len(a_.dilations, n) || bad_len(a_.pads, 2 * n) ||
+        bad_len(output_padding_, n))
+      return make_error(label, ": strides/dilations/pads/output_padding lengths do not match input ",
+                        ref::dims_str(x));
+    if (!output_shape_.empty() && output_shape_.size() != n && output_shape_.size() != n + 2)
+      return make_error(label, ": output_shape ", ints_str(output_shape_), " does not match input ",
+                        ref::dims_str(x));
+    Geo3 g;
+    const int off = 3 - nd;
+    for (std::size_t i = 0; i < n; ++i) {
+      const int64_t in = x[2 + static_cast<int>(i)], kv = k[i];
+      const int64_t s = a_.strides.empty() ? 1 : a_.strides[i];
+      const int64_t d = a_.dilations.empty() ? 1 : a_.dilations[i];
+      const int64_t op = output_padding_.empty() ? 0 : output_padding_[i];
+      const int64_t eff = (kv - 1) * d + 1;
+      const int64_t full = s * (in - 1) + op + eff;  // output size with no padding
+      int64_t pb = 0, out = 0;
+      if (!output_shape_.empty() || a_.auto_pad == AutoPad::same_upper ||
+          a_.auto_pad == AutoPad::same_lower) {
+        out = !output_shape_.empty() ? output_shape_[output_shape_.size() - n + i] : in * s;
+        const int64_t total = full - out;
+        if (total < 0)
+          return make_error(label, ": output_shape ", ints_str(output_shape_), " is larger than input ",
+                            ref::dims_str(x), " with weights ", ref::dims_str(w), " can produce");
+        pb = a_.auto_pad == AutoPad::same_upper ? total / 2 : total - total / 2;
+      } else {
+        int64_t pe = 0;
+        if (a_.auto_pad == AutoPad::notset && !a_.pads.empty()) pb = a_.pads[i], pe = a_.pads[i + n];
+        out = full - pb - pe;
+      }
+      if (in <= 0 || out < 0)
+        return make_error(label, ": input ", ref::dims_str(x), " and weights ", ref::dims_str(w),
+                          " give a negative output size");
+      g.in[off + i] = in;
+      g.out[off + i] = out;
+      g.k[off + i] = kv;
+      g.s[off + i] = s;
+      g.d[off + i] = d;
+      g.pb[off + i] = pb;
+    }
+    return g;
+  }
+
+  Status infer(ShapeContext& ctx) const override {
+    const Dims& x = ctx.inputs[0].dims;
+    const Dims& w = ctx.inputs[1].dims;
+    WEAVE_TRY(check_rank(ctx, x, w));
+    if (x[1] != w[0] || w[0] % group_ != 0)
+      return make_error(ctx.label, ": input ", ref::dims_str(x), " has ", x[1], " channels but weights ",
+                        ref::dims_str(w), " expect ", w[0], " (group ", group_, ")");
+    const int64_t M = w[1] * group_;
+    if (ref::present(ctx, 2)) {
+      const Dims& b = ctx.inputs[2].dims;
+      if (b.rank() != 1 || b[0] != M)
+        return make_error(ctx.label, ": bias ", ref::dims_str(b), " does not match ", M,
+                          " output channels of weights ", ref::dims_str(w));
+    }
+    auto g = geometry(x, w, ctx.label);
+    if (!g) return g.error();
+    Dims out{x[0], M};
+    for (int i = 3 - (x.rank() - 2); i < 3; ++i) out.push_back(g->out[i]);
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.outputs[0].dims = out;
+    const int64_t bytes = w[1] * g->k_size() * g->in_size() * int64_t{4};
+    if (bytes > kMaxWorkspace)
+      return make_error(ctx.label, ": column buffer of ", bytes, " bytes is too large for input ",
+                        ref::dims_str(x), " and weights ", ref::dims_str(w));
+    ctx.workspace = static_cast<std::size_t>(bytes);
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    const Dims& xd = ctx.inputs[0].dims;
+    const Dims& wd = ctx.inputs[1].dims;
+    const std::string label;
+    auto geo = geometry(xd, wd, label);
+    if (!geo) return;
+    const Geo3& g = *geo;
+    const float* x = ctx.inputs[0].as<float>();
+    const float* w = ctx.inputs[1].as<float>();
+    const float* bias = ref::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;
+    float* y = ref::out_f32(ctx, 0);
+    float* col = reinterpret_cast<float*>(ctx.workspace.data());
+    const int64_t N = xd[0], C = xd[1], Cg = C / group_, Mg = wd[1], M = Mg * group_;
+    const int64_t kk = g.k_size(), Pin = g.in_size(), Pout = g.out_size();
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t gi = 0; gi < group_; ++gi) {
+        // col[Mg*kk, Pin] = W_g^T (W_g stored Cg x Mg*kk) * x_g [Cg, Pin]
+        sgemm_parallel(ctx.parallel, true, false, Mg * kk, Pin, Cg, 1.f, w + gi * Cg * Mg * kk, Mg * kk,
+                       x + (n * C + gi * Cg) * Pin, Pin, 0.f, col, Pin);
+        ctx.parallel.for_range(Mg, 1, [&](int64_t m0, int64_t m1) {
+          for (int64_t m = m0; m < m1; ++m) {
+            float* yp = y + (n * M + gi * Mg + m) * Pout;
+            std::fill(yp, yp + Pout, bias ? bias[gi * Mg + m] : 0.f);
+            for (int64_t t = 0; t < kk; ++t) {
+              const int64_t kd = t / (g.k[1] * g.k[2]), kh = (t / g.k[2]) % g.k[1], kw = t % g.k[2];
+              const float* src = col + (m * kk + t) * Pin;
+              // input position i maps to output i*s - pb + k*d
+              const int64_t offw = kw * g.d[2] - g.pb[2];
+              for (int64_t id = 0; id < g.in[0]; ++id) {
+                const int64_t od = id * g.s[0] - g.pb[0] + kd * g.d[0];
+                if (od < 0 || od >= g.out[0]) continue;
+                for (int64_t ih = 0; ih < g.in[1]; ++ih) {
+                  const int64_t oh = ih * g.s[1] - g.pb[1] + kh * g.d[1];
+                  if (oh < 0 || oh >= g.out[1]) continue;
+                  const float* s = src + (id * g.in[1] + ih) * g.in[2];
+                  float* d = yp + (od * g.out[1] + oh) * g.out[2] + offw;
+                  int64_t lo, hi;
+                  valid_range(g.in[2], g.out[2], g.s[2], offw, lo, hi);
+                  for (int64_t iw = lo; iw < hi; ++iw) d[iw * g.s[2]] += s[iw];
+                }
+              }
+            }
+            act_.apply(yp, Pout);
+          }
+        });
+      }
+    }
+  }
+
+ private:
+  WindowAttrs a_;
+  int64_t group_;
+  std::vector<int64_t> output_padding_, output_shape_;
+  ref::Activation act_;
+};
+
+Expected<std::unique_ptr<Kernel>> make_conv_transpose(const KernelSetup& s) {
+  WEAVE_TRY(ref::require_inputs(s, 2, 3));
+  WEAVE_TRY(ref::require_float(s, {0, 1, 2}));
+  auto a = parse_window_attrs(s.node.attrs, s.label);
+  if (!a) return a.error();
+  const int64_t group = s.node.attrs.get_int("group", 1);
+  if (group <= 0) return make_error(s.label, ": bad group ", group);
+  auto op = s.node.attrs.get_ints("output_padding");
+  for (std::size_t i = 0; i < op.size(); ++i) {
+    const int64_t st = i < a->strides.size() ? a->strides[i] : 1;
+    const int64_t dl = i < a->dilations.size() ? a->dilations[i] : 1;
+    if (op[i] < 0 || (op[i] >= st && op[i] >= dl))
+      return make_error(s.label, ": output_padding ", ints_str(op),
+                        " must be smaller than strides or dilations");
+  }
+  auto os = s.node.attrs.get_ints("output_shape");
+  for (int64_t v : os)
+    if (v < 0 || v > (int64_t{1} << 24)) return make_error(s.label, ": bad output_shape ", ints_str(os));
+  auto act = ref::parse_activation(s);
+  if (!act) return act.error();
+  return std::unique_ptr<Kernel>(
+      std::make_unique<ConvTransposeKernel>(std::move(*a), group, std::move(op), std::move(os), *act));
+}
+
+}  // namespace
+
+void register_conv_kernels(KernelRegistry& r) {
+  r.add("Conv", make_conv);
+  r.add("ConvTranspose", make_conv_transpose);
+}
 
 }  // namespace weave

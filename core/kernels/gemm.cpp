@@ -1,7 +1,181 @@
+// Reference MatMul (numpy semantics: 1-D operands, broadcast batch dims) and Gemm (alpha, beta,
+// transA, transB, unidirectionally broadcast C), both on the shared sgemm of gemm_ref.h.
+#include "core/kernels/gemm_ref.h"
+#include "core/kernels/ref_util.h"
 #include "core/kernels/registry.h"
 
 namespace weave {
+namespace {
 
-void register_gemm_kernels(KernelRegistry&) {}
+// Batch layout of a MatMul for concrete input dims.
+struct MatMulPlan {
+  int64_t M = 1, N = 1, K = 1;
+  Dims batch;                 // broadcast batch dims of the output
+  Dims a_bstride, b_bstride;  // per batch dim: element stride in A/B (0 when broadcast)
+  Dims out;                   // output dims
+};
+
+Expected<MatMulPlan> plan_matmul(const Dims& a, const Dims& b, const std::string& label) {
+  MatMulPlan p;
+  if (a.rank() < 1 || b.rank() < 1)
+    return make_error(label, ": MatMul operands ", ref::dims_str(a), " and ", ref::dims_str(b),
+                      " must have rank >= 1");
+  const bool a1 = a.rank() == 1, b1 = b.rank() == 1;
+  p.M = a1 ? 1 : a[a.rank() - 2];
+  p.K = a[a.rank() - 1];
+  const int64_t kb = b1 ? b[0] : b[b.rank() - 2];
+  p.N = b1 ? 1 : b[b.rank() - 1];
+  if (p.K != kb)
+    return make_error(label, ": MatMul inner dims differ: ", ref::dims_str(a), " x ", ref::dims_str(b));
+  const int ra = a1 ? 0 : a.rank() - 2, rb = b1 ? 0 : b.rank() - 2;
+  const int rbatch = std::max(ra, rb);
+  // Element strides of A's and B's batch dims (the matrix itself is M*K / K*N elements).
+  int64_t sa = p.M * p.K, sb = p.K * p.N;
+  p.batch.resize(rbatch);
+  p.a_bstride.resize(rbatch);
+  p.b_bstride.resize(rbatch);
+  for (int i = rbatch - 1; i >= 0; --i) {
+    const int ia = i - (rbatch - ra), ib = i - (rbatch - rb);
+    const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1)
+      return make_error(label, ": MatMul batch dims do not broadcast: ", ref::dims_str(a), " x ",
+                        ref::dims_str(b));
+    p.batch[i] = std::max(da, db);
+    if (da == 0 || db == 0) p.batch[i] = 0;
+    p.a_bstride[i] = da == 1 ? 0 : sa;
+    p.b_bstride[i] = db == 1 ? 0 : sb;
+    sa *= da;
+    sb *= db;
+  }
+  p.out = p.batch;
+  if (!a1) p.out.push_back(p.M);
+  if (!b1) p.out.push_back(p.N);
+  return p;
+}
+
+class MatMulKernel final : public Kernel {
+ public:
+  Status infer(ShapeContext& ctx) const override {
+    auto p = plan_matmul(ctx.inputs[0].dims, ctx.inputs[1].dims, ctx.label);
+    if (!p) return p.error();
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.outputs[0].dims = p->out;
+    ctx.workspace = 0;
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    const std::string label;
+    auto p = plan_matmul(ctx.inputs[0].dims, ctx.inputs[1].dims, label);
+    if (!p) return;
+    const float* A = ctx.inputs[0].as<float>();
+    const float* B = ctx.inputs[1].as<float>();
+    float* Y = ref::out_f32(ctx, 0);
+    const int64_t nb = p->batch.numel(), M = p->M, N = p->N, K = p->K;
+    if (nb <= 0 || M == 0 || N == 0) return;
+    auto offsets = [&](int64_t idx, int64_t& oa, int64_t& ob) {
+      oa = ob = 0;
+      for (int i = p->batch.rank() - 1; i >= 0; --i) {
+        const int64_t d = p->batch[i], c = idx % d;
+        idx /= d;
+        oa += c * p->a_bstride[i];
+        ob += c * p->b_bstride[i];
+      }
+    };
+    if (nb == 1) {
+      sgemm_parallel(ctx.parallel, false, false, M, N, K, 1.f, A, K, B, N, 0.f, Y, N);
+      return;
+    }
+    ctx.parallel.for_range(nb, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        int64_t oa, ob;
+        offsets(b, oa, ob);
+        sgemm(false, false, M, N, K, 1.f, A + oa, K, B + ob, N, 0.f, Y + b * M * N, N);
+      }
+    });
+  }
+};
+
+Expected<std::unique_ptr<Kernel>> make_matmul(const KernelSetup& s) {
+  WEAVE_TRY(ref::require_inputs(s, 2, 2));
+  WEAVE_TRY(ref::require_float(s, {0, 1}));
+  return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel>());
+}
+
+class GemmKernel final : public Kernel {
+ public:
+  GemmKernel(float alpha, float beta, bool ta, bool tb) : alpha_(alpha), beta_(beta), ta_(ta), tb_(tb) {}
+
+  Status infer(ShapeContext& ctx) const override {
+    const Dims& a = ctx.inputs[0].dims;
+    const Dims& b = ctx.inputs[1].dims;
+    if (a.rank() != 2 || b.rank() != 2)
+      return make_error(ctx.label, ": Gemm operands ", ref::dims_str(a), " and ", ref::dims_str(b),
+                        " must be 2-D");
+    const int64_t M = ta_ ? a[1] : a[0], K = ta_ ? a[0] : a[1];
+    const int64_t Kb = tb_ ? b[1] : b[0], N = tb_ ? b[0] : b[1];
+    if (K != Kb)
+      return make_error(ctx.label, ": Gemm inner dims differ: A ", ref::dims_str(a), " (transA ", ta_,
+                        ") and B ", ref::dims_str(b), " (transB ", tb_, ")");
+    if (ref::present(ctx, 2)) {
+      const Dims& c = ctx.inputs[2].dims;
+      bool ok = c.rank() <= 2;
+      if (ok && c.rank() == 2) ok = (c[0] == 1 || c[0] == M) && (c[1] == 1 || c[1] == N);
+      if (ok && c.rank() == 1) ok = c[0] == 1 || c[0] == N;
+      if (!ok)
+        return make_error(ctx.label, ": Gemm C ", ref::dims_str(c), " does not broadcast to [", M, "x", N,
+                          "]");
+    }
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.outputs[0].dims = Dims{M, N};
+    ctx.workspace = 0;
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    const Dims& a = ctx.inputs[0].dims;
+    const Dims& b = ctx.inputs[1].dims;
+    const int64_t M = ta_ ? a[1] : a[0], K = ta_ ? a[0] : a[1], N = tb_ ? b[0] : b[1];
+    float* Y = ref::out_f32(ctx, 0);
+    float beta = 0.f;
+    if (ref::present(ctx, 2) && beta_ != 0.f) {
+      const Dims& cd = ctx.inputs[2].dims;
+      const float* C = ctx.inputs[2].as<float>();
+      // Strides of C broadcast to [M, N].
+      int64_t sm = 0, sn = 0;
+      if (cd.rank() == 2) {
+        sm = cd[0] == 1 ? 0 : cd[1];
+        sn = cd[1] == 1 ? 0 : 1;
+      } else if (cd.rank() == 1) {
+        sn = cd[0] == 1 ? 0 : 1;
+      }
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) Y[i * N + j] = C[i * sm + j * sn];
+      beta = beta_;
+    }
+    sgemm_parallel(ctx.parallel, ta_, tb_, M, N, K, alpha_, ctx.inputs[0].as<float>(), a[1],
+                   ctx.inputs[1].as<float>(), b[1], beta, Y, N);
+  }
+
+ private:
+  float alpha_, beta_;
+  bool ta_, tb_;
+};
+
+Expected<std::unique_ptr<Kernel>> make_gemm(const KernelSetup& s) {
+  WEAVE_TRY(ref::require_inputs(s, 2, 3));
+  WEAVE_TRY(ref::require_float(s, {0, 1, 2}));
+  const auto& at = s.node.attrs;
+  return std::unique_ptr<Kernel>(
+      std::make_unique<GemmKernel>(at.get_float("alpha", 1.f), at.get_float("beta", 1.f),
+                                   at.get_int("transA", 0) != 0, at.get_int("transB", 0) != 0));
+}
+
+}  // namespace
+
+void register_gemm_kernels(KernelRegistry& r) {
+  r.add("MatMul", make_matmul);
+  r.add("Gemm", make_gemm);
+}
 
 }  // namespace weave

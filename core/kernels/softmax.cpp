@@ -1,7 +1,103 @@
+// Reference Softmax and LogSoftmax, float32, numerically stable (the row maximum is subtracted).
+// Opset >= 13 semantics: normalize along `axis` (default -1). With the attribute coerce_2d=1
+// (set by the importer for opset < 13 models) the input is viewed as 2-D at `axis` (default 1)
+// and each row of the trailing block is normalized as a whole.
+#include <cmath>
+#include <limits>
+
+#include "core/kernels/ref_util.h"
 #include "core/kernels/registry.h"
 
 namespace weave {
+namespace {
 
-void register_softmax_kernels(KernelRegistry&) {}
+class SoftmaxKernel final : public Kernel {
+ public:
+  SoftmaxKernel(int64_t axis, bool coerce_2d, bool log) : axis_(axis), coerce_(coerce_2d), log_(log) {}
+
+  // outer x D x inner view of the input.
+  Status split(const Dims& x, const std::string& label, int64_t& outer, int64_t& D, int64_t& inner) const {
+    const int64_t r = x.rank();
+    const int64_t a = axis_ < 0 ? axis_ + r : axis_;
+    if (a < 0 || a > r || (!coerce_ && a == r))
+      return make_error(label, ": axis ", axis_, " is out of range for input ", ref::dims_str(x));
+    outer = D = inner = 1;
+    for (int64_t i = 0; i < a; ++i) outer *= x[static_cast<int>(i)];
+    if (coerce_) {
+      for (int64_t i = a; i < r; ++i) D *= x[static_cast<int>(i)];
+    } else {
+      D = x[static_cast<int>(a)];
+      for (int64_t i = a + 1; i < r; ++i) inner *= x[static_cast<int>(i)];
+    }
+    return {};
+  }
+
+  Status infer(ShapeContext& ctx) const override {
+    int64_t o = 0, d = 0, i = 0;
+    WEAVE_TRY(split(ctx.inputs[0].dims, ctx.label, o, d, i));
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.outputs[0].dims = ctx.inputs[0].dims;
+    ctx.workspace = 0;
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    int64_t outer = 0, D = 0, inner = 0;
+    const std::string label;
+    if (!split(ctx.inputs[0].dims, label, outer, D, inner).ok()) return;
+    const float* x = ctx.inputs[0].as<float>();
+    float* y = ref::out_f32(ctx, 0);
+    if (D == 0) return;
+    ctx.parallel.for_range(outer * inner, inner == 1 ? 16 : 64, [&](int64_t l0, int64_t l1) {
+      for (int64_t l = l0; l < l1; ++l) {
+        const int64_t o = l / inner, i = l % inner;
+        const float* xl = x + o * D * inner + i;
+        float* yl = y + o * D * inner + i;
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t d = 0; d < D; ++d) m = std::max(m, xl[d * inner]);
+        if (std::isinf(m) && m < 0) m = 0.f;  // all -inf: avoid (-inf) - (-inf)
+        float sum = 0.f;
+        for (int64_t d = 0; d < D; ++d) {
+          const float e = std::exp(xl[d * inner] - m);
+          yl[d * inner] = e;
+          sum += e;
+        }
+        if (log_) {
+          const float ls = std::log(sum);
+          for (int64_t d = 0; d < D; ++d) yl[d * inner] = xl[d * inner] - m - ls;
+        } else {
+          const float inv = 1.f / sum;
+          for (int64_t d = 0; d < D; ++d) yl[d * inner] *= inv;
+        }
+      }
+    });
+  }
+
+ private:
+  int64_t axis_;
+  bool coerce_, log_;
+};
+
+Expected<std::unique_ptr<Kernel>> make_softmax_impl(const KernelSetup& s, bool log) {
+  WEAVE_TRY(ref::require_inputs(s, 1, 1));
+  WEAVE_TRY(ref::require_float(s, {0}));
+  const bool coerce = s.node.attrs.get_int("coerce_2d", 0) != 0;
+  const int64_t axis = s.node.attrs.get_int("axis", coerce ? 1 : -1);
+  return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(axis, coerce, log));
+}
+
+Expected<std::unique_ptr<Kernel>> make_softmax(const KernelSetup& s) {
+  return make_softmax_impl(s, false);
+}
+Expected<std::unique_ptr<Kernel>> make_log_softmax(const KernelSetup& s) {
+  return make_softmax_impl(s, true);
+}
+
+}  // namespace
+
+void register_softmax_kernels(KernelRegistry& r) {
+  r.add("Softmax", make_softmax);
+  r.add("LogSoftmax", make_log_softmax);
+}
 
 }  // namespace weave
