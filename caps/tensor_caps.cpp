@@ -26,19 +26,31 @@ void set_shape_field(GstStructure* s, std::span<const int64_t> shape) {
 }
 
 std::string value_text(const GValue* v) {
+  // Compact, annotation-free text ("<[1,8],3,224>") so messages read like shape_text(Dims).
+  if (GST_VALUE_HOLDS_ARRAY(v)) {
+    std::string out = "<";
+    for (guint i = 0; i < gst_value_array_get_size(v); ++i) {
+      if (i > 0) out += ",";
+      out += value_text(gst_value_array_get_value(v, i));
+    }
+    return out + ">";
+  }
+  if (G_VALUE_HOLDS_INT(v)) return std::to_string(g_value_get_int(v));
+  if (GST_VALUE_HOLDS_INT_RANGE(v))
+    return "[" + std::to_string(gst_value_get_int_range_min(v)) + "," +
+           std::to_string(gst_value_get_int_range_max(v)) + "]";
+  if (G_VALUE_HOLDS_STRING(v)) return g_value_get_string(v) != nullptr ? g_value_get_string(v) : "";
   gchar* t = gst_value_serialize(v);
   std::string out = t != nullptr ? t : "?";
   g_free(t);
-  // Serialized arrays read "< 1, 3 >"; the compact form matches shape_text(Dims).
-  std::string compact;
-  for (char c : out)
-    if (c != ' ') compact += c;
-  return compact;
+  return out;
 }
 
 }  // namespace
 
-CapsPtr any_tensor_caps() { return CapsPtr(gst_caps_new_empty_simple(kMediaType)); }
+CapsPtr any_tensor_caps() {
+  return CapsPtr(gst_caps_new_empty_simple(kMediaType));
+}
 
 Expected<CapsPtr> caps_from_info(const TensorInfo& info, bool with_name) {
   if (info.dtype == DType::undefined || dtype_name(info.dtype).empty())
@@ -72,7 +84,8 @@ CapsPtr caps_from_dims(std::string_view name, DType dtype, const Dims& dims) {
 Expected<CapsTensor> parse_fixed_caps(const GstCaps* caps) {
   if (caps == nullptr || gst_caps_is_empty(caps)) return Error("caps are empty");
   if (gst_caps_is_any(caps)) return Error("caps are ANY, not a fixed tensor");
-  if (gst_caps_get_size(caps) != 1) return make_error("caps hold ", gst_caps_get_size(caps), " structures, not one");
+  if (gst_caps_get_size(caps) != 1)
+    return make_error("caps hold ", gst_caps_get_size(caps), " structures, not one");
   const GstStructure* s = gst_caps_get_structure(caps, 0);
   if (!gst_structure_has_name(s, kMediaType))
     return make_error("caps media type is ", gst_structure_get_name(s), ", not ", kMediaType);
@@ -91,7 +104,8 @@ Expected<CapsTensor> parse_fixed_caps(const GstCaps* caps) {
   int64_t bytes = static_cast<int64_t>(dtype_size(out.dtype));
   for (guint i = 0; i < rank; ++i) {
     const GValue* v = gst_value_array_get_value(shape, i);
-    if (!G_VALUE_HOLDS_INT(v)) return make_error("caps shape ", value_text(shape), " is not fixed (dim ", i, ")");
+    if (!G_VALUE_HOLDS_INT(v))
+      return make_error("caps shape ", value_text(shape), " is not fixed (dim ", i, ")");
     int d = g_value_get_int(v);
     if (d < 1) return make_error("caps shape ", value_text(shape), " has a dim below 1 (dim ", i, ")");
     bytes *= d;  // d < 2^31 and bytes <= 2^36 before this: no overflow
@@ -119,13 +133,14 @@ std::string shape_text(const GstCaps* caps) {
 static std::string mismatch(std::string_view pad, std::string_view what, const std::string& have,
                             std::string_view role, const TensorInfo& model) {
   std::ostringstream os;
-  os << "pad " << pad << ": caps " << what << " " << have << " does not fit model " << role << " '" << model.name
-     << "' " << model.str();
+  os << "pad " << pad << ": caps " << what << " " << have << " does not fit model " << role << " '"
+     << model.name << "' " << model.str();
   return os.str();
 }
 
 Status check_fits(const CapsTensor& t, const TensorInfo& model, std::string_view pad, std::string_view role) {
-  if (t.dtype != model.dtype) return Error(mismatch(pad, "dtype", std::string(dtype_name(t.dtype)), role, model));
+  if (t.dtype != model.dtype)
+    return Error(mismatch(pad, "dtype", std::string(dtype_name(t.dtype)), role, model));
   bool ok = t.dims.size() == model.shape.size();
   for (std::size_t i = 0; ok && i < model.shape.size(); ++i) {
     int64_t m = model.shape[i];
@@ -135,7 +150,8 @@ Status check_fits(const CapsTensor& t, const TensorInfo& model, std::string_view
   return {};
 }
 
-Status check_caps_fit(const GstCaps* caps, const TensorInfo& model, std::string_view pad, std::string_view role) {
+Status check_caps_fit(const GstCaps* caps, const TensorInfo& model, std::string_view pad,
+                      std::string_view role) {
   auto mine = caps_from_info(model, false);
   if (!mine) return mine.error();
   if (caps != nullptr && gst_caps_can_intersect(caps, mine->get())) return {};
@@ -155,7 +171,8 @@ CapsPtr intersect(const GstCaps* a, const GstCaps* b) {
   if (a == nullptr && b == nullptr) return CapsPtr(gst_caps_new_any());
   if (a == nullptr) return CapsPtr(gst_caps_copy(b));
   if (b == nullptr) return CapsPtr(gst_caps_copy(a));
-  return CapsPtr(gst_caps_intersect_full(const_cast<GstCaps*>(a), const_cast<GstCaps*>(b), GST_CAPS_INTERSECT_FIRST));
+  return CapsPtr(
+      gst_caps_intersect_full(const_cast<GstCaps*>(a), const_cast<GstCaps*>(b), GST_CAPS_INTERSECT_FIRST));
 }
 
 CapsPtr fixate(const GstCaps* caps) {

@@ -50,7 +50,9 @@ struct CapsTensor {
   std::string name;  // empty when the caps have no name field
   DType dtype = DType::undefined;
   Dims dims;
-  [[nodiscard]] std::size_t bytes() const { return static_cast<std::size_t>(dims.numel()) * dtype_size(dtype); }
+  [[nodiscard]] std::size_t bytes() const {
+    return static_cast<std::size_t>(dims.numel()) * dtype_size(dtype);
+  }
 };
 
 // Parses fixed caps (one structure, media type tensor/x-raw, dtype and a fixed int shape with

@@ -93,8 +93,8 @@ struct PadInfo {
   // Sink: negotiated tensor. Src: dims of the caps last pushed.
   bool has_caps = false;
   weave::caps::CapsTensor tensor;
-  bool eos = false;     // sink: EOS received (streaming side)
-  uint64_t seq = 0;     // sink: counter for untimestamped buffers (task thread)
+  bool eos = false;  // sink: EOS received (streaming side)
+  uint64_t seq = 0;  // sink: counter for untimestamped buffers (task thread)
 };
 
 enum class ItemKind { buffer, event, caps, eos };
@@ -188,7 +188,8 @@ GType gst_weave_infer_leaky_get_type(void) {
   static const GEnumValue values[] = {
       {GST_WEAVE_INFER_LEAKY_NONE, "Not leaky: block upstream while the queue is full", "none"},
       {GST_WEAVE_INFER_LEAKY_UPSTREAM, "Drop the incoming buffer when the queue is full", "upstream"},
-      {GST_WEAVE_INFER_LEAKY_DOWNSTREAM, "Drop the oldest queued buffer when the queue is full", "downstream"},
+      {GST_WEAVE_INFER_LEAKY_DOWNSTREAM, "Drop the oldest queued buffer when the queue is full",
+       "downstream"},
       {0, nullptr, nullptr},
   };
   if (g_once_init_enter(&type)) {
@@ -208,10 +209,13 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
 static gboolean weave_infer_sink_query(GstPad* pad, GstObject* parent, GstQuery* query);
 static gboolean weave_infer_src_event(GstPad* pad, GstObject* parent, GstEvent* event);
 static gboolean weave_infer_src_query(GstPad* pad, GstObject* parent, GstQuery* query);
-static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active);
+static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode,
+                                              gboolean active);
 static void weave_infer_loop(gpointer user_data);
 
-static int pad_index(GstPad* pad) { return GPOINTER_TO_INT(gst_pad_get_element_private(pad)); }
+static int pad_index(GstPad* pad) {
+  return GPOINTER_TO_INT(gst_pad_get_element_private(pad));
+}
 
 static std::string pad_list(const WeaveInferImpl* impl) {
   std::string s;
@@ -249,7 +253,8 @@ static void add_pads(GstWeaveInfer* self, const weave::Factory& f) {
   GstElementClass* klass = GST_ELEMENT_GET_CLASS(self);
   for (std::size_t i = 0; i < in_ids.size(); ++i) {
     std::string name = "sink_" + in_ids[i];
-    GstPad* pad = gst_pad_new_from_template(gst_element_class_get_pad_template(klass, "sink_%s"), name.c_str());
+    GstPad* pad =
+        gst_pad_new_from_template(gst_element_class_get_pad_template(klass, "sink_%s"), name.c_str());
     gst_pad_set_element_private(pad, GINT_TO_POINTER(static_cast<int>(i)));
     gst_pad_set_chain_function(pad, GST_DEBUG_FUNCPTR(weave_infer_chain));
     gst_pad_set_event_function(pad, GST_DEBUG_FUNCPTR(weave_infer_sink_event));
@@ -261,7 +266,8 @@ static void add_pads(GstWeaveInfer* self, const weave::Factory& f) {
   }
   for (std::size_t i = 0; i < out_ids.size(); ++i) {
     std::string name = "src_" + out_ids[i];
-    GstPad* pad = gst_pad_new_from_template(gst_element_class_get_pad_template(klass, "src_%s"), name.c_str());
+    GstPad* pad =
+        gst_pad_new_from_template(gst_element_class_get_pad_template(klass, "src_%s"), name.c_str());
     gst_pad_set_element_private(pad, GINT_TO_POINTER(static_cast<int>(i)));
     gst_pad_set_event_function(pad, GST_DEBUG_FUNCPTR(weave_infer_src_event));
     gst_pad_set_query_function(pad, GST_DEBUG_FUNCPTR(weave_infer_src_query));
@@ -290,7 +296,7 @@ static bool same_interface(const weave::Factory& a, const weave::Factory& b) {
 // Loads the model named by the settings. `make_pads`: rebuild the pads (model changed);
 // otherwise the new factory must have the interface the pads were made for. Returns false
 // with impl->load_error set on failure.
-static bool load_model(GstWeaveInfer* self, bool make_pads) {
+static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) {
   WeaveInferImpl* impl = self->impl;
   GST_OBJECT_LOCK(self);
   std::string model = impl->model;
@@ -316,12 +322,18 @@ static bool load_model(GstWeaveInfer* self, bool make_pads) {
   if (!loaded) {
     impl->load_error = loaded.message();
     GST_WARNING_OBJECT(self, "cannot load model '%s': %s", model.c_str(), impl->load_error.c_str());
-    GST_ELEMENT_WARNING(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()), ("%s", impl->load_error.c_str()));
+    // gst-launch-1.0 has no bus yet while it sets properties: say it where users look.
+    if (from_property)
+      g_warning("weaveinfer %s: cannot load model '%s': %s", GST_OBJECT_NAME(self), model.c_str(),
+                impl->load_error.c_str());
+    GST_ELEMENT_WARNING(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()),
+                        ("%s", impl->load_error.c_str()));
     return false;
   }
   if (!loaded->warning.empty()) GST_WARNING_OBJECT(self, "model cache: %s", loaded->warning.c_str());
   if (!make_pads && old && !same_interface(*old, *loaded->factory)) {
-    impl->load_error = model + ": the model's inputs or outputs changed since its pads were made; set 'model' again";
+    impl->load_error =
+        model + ": the model's inputs or outputs changed since its pads were made; set 'model' again";
     return false;
   }
   GST_OBJECT_LOCK(self);
@@ -401,7 +413,8 @@ static GstFlowReturn weave_infer_chain(GstPad* pad, GstObject* parent, GstBuffer
   if (!sp.has_caps) {
     g_mutex_unlock(&impl->lock);
     gst_buffer_unref(buffer);
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Pad %s got a buffer before caps.", GST_PAD_NAME(pad)), (nullptr));
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Pad %s got a buffer before caps.", GST_PAD_NAME(pad)),
+                      (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;
   }
   std::size_t want = sp.tensor.bytes();
@@ -486,7 +499,8 @@ static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) 
   WeaveInferImpl* impl = self->impl;
   PadInfo& sp = impl->sinks[index];
   auto t = weave::caps::parse_fixed_caps(caps);
-  if (!t) return post_negotiation_error(self, std::string("pad ") + GST_PAD_NAME(sp.pad) + ": " + t.message());
+  if (!t)
+    return post_negotiation_error(self, std::string("pad ") + GST_PAD_NAME(sp.pad) + ": " + t.message());
   auto fits = weave::caps::check_fits(*t, sp.info, GST_PAD_NAME(sp.pad), "input");
   if (!fits) return post_negotiation_error(self, fits.message());
 
@@ -509,7 +523,8 @@ static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) 
     for (const auto& s : impl->sinks)
       shapes += std::string(shapes.empty() ? "" : ", ") + GST_PAD_NAME(s.pad) + " " +
                 weave::caps::shape_text(s.tensor.dims);
-    return post_negotiation_error(self, "the model cannot run with input shapes " + shapes + ": " + plan.message());
+    return post_negotiation_error(self,
+                                  "the model cannot run with input shapes " + shapes + ": " + plan.message());
   }
   const auto& graph = impl->factory->graph();
   Item item;
@@ -523,7 +538,8 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
   auto* self = GST_WEAVE_INFER(parent);
   WeaveInferImpl* impl = self->impl;
   int index = pad_index(pad);
-  if (index < 0 || index >= static_cast<int>(impl->sinks.size())) return gst_pad_event_default(pad, parent, event);
+  if (index < 0 || index >= static_cast<int>(impl->sinks.size()))
+    return gst_pad_event_default(pad, parent, event);
   GST_LOG_OBJECT(pad, "event %" GST_PTR_FORMAT, event);
 
   switch (GST_EVENT_TYPE(event)) {
@@ -591,7 +607,8 @@ static gboolean weave_infer_sink_query(GstPad* pad, GstObject* parent, GstQuery*
   auto* self = GST_WEAVE_INFER(parent);
   WeaveInferImpl* impl = self->impl;
   int index = pad_index(pad);
-  if (index < 0 || index >= static_cast<int>(impl->sinks.size())) return gst_pad_query_default(pad, parent, query);
+  if (index < 0 || index >= static_cast<int>(impl->sinks.size()))
+    return gst_pad_query_default(pad, parent, query);
   const PadInfo& sp = impl->sinks[index];
   switch (GST_QUERY_TYPE(query)) {
     case GST_QUERY_CAPS: {
@@ -628,7 +645,8 @@ static gboolean weave_infer_src_query(GstPad* pad, GstObject* parent, GstQuery* 
   auto* self = GST_WEAVE_INFER(parent);
   WeaveInferImpl* impl = self->impl;
   int index = pad_index(pad);
-  if (index < 0 || index >= static_cast<int>(impl->srcs.size())) return gst_pad_query_default(pad, parent, query);
+  if (index < 0 || index >= static_cast<int>(impl->srcs.size()))
+    return gst_pad_query_default(pad, parent, query);
   switch (GST_QUERY_TYPE(query)) {
     case GST_QUERY_CAPS: {
       GstCaps* filter = nullptr;
@@ -676,7 +694,8 @@ static gboolean weave_infer_src_query(GstPad* pad, GstObject* parent, GstQuery* 
   }
 }
 
-static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode, gboolean active) {
+static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode,
+                                              gboolean active) {
   auto* self = GST_WEAVE_INFER(parent);
   WeaveInferImpl* impl = self->impl;
   if (mode != GST_PAD_MODE_PUSH) return FALSE;
@@ -751,8 +770,8 @@ static GstFlowReturn run_set(GstWeaveInfer* self, std::vector<GstBuffer*>& input
   if (ret == GST_FLOW_OK) {
     for (std::size_t i = 0; i < inputs.size() && ret == GST_FLOW_OK; ++i) {
       const auto& t = impl->sinks[i].tensor;
-      weave::Status st =
-          impl->executor->set_input(static_cast<int>(i), weave::ConstTensorView{maps[i].data, t.dtype, t.dims});
+      weave::Status st = impl->executor->set_input(static_cast<int>(i),
+                                                   weave::ConstTensorView{maps[i].data, t.dtype, t.dims});
       if (!st) {
         GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", st.message().c_str()), (nullptr));
         ret = GST_FLOW_ERROR;
@@ -783,11 +802,13 @@ static GstFlowReturn run_set(GstWeaveInfer* self, std::vector<GstBuffer*>& input
       return GST_FLOW_ERROR;
     }
     PadInfo& s = impl->srcs[k];
-    if (!s.has_caps || !(s.tensor.dims == out->dims) || s.tensor.dtype != out->dtype) push_src_caps(self, static_cast<int>(k), out->dims);
+    if (!s.has_caps || !(s.tensor.dims == out->dims) || s.tensor.dtype != out->dtype)
+      push_src_caps(self, static_cast<int>(k), out->dims);
     std::size_t bytes = out->bytes();
     GstBuffer* buf = gst_buffer_new_allocate(nullptr, bytes, nullptr);
     if (bytes > 0) gst_buffer_fill(buf, 0, out->data, bytes);
-    if (first != nullptr) gst_buffer_copy_into(buf, first, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
+    if (first != nullptr)
+      gst_buffer_copy_into(buf, first, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
     GstFlowReturn r = gst_pad_push(s.pad, buf);
     ret = gst_flow_combiner_update_pad_flow(impl->combiner, s.pad, r);
   }
@@ -890,21 +911,23 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   int threads = impl->threads;
   GST_OBJECT_UNLOCK(self);
   if (model.empty()) {
-    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("No model set: set the 'model' property to an .onnx or .weave file."),
-                      (nullptr));
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
+                      ("No model set: set the 'model' property to an .onnx or .weave file."), (nullptr));
     return false;
   }
   // Compression or cache settings changed since the pads were made: load with the new ones.
-  if (!impl->factory || impl->loaded_key != key) load_model(self, impl->srcs.empty());
+  if (!impl->factory || impl->loaded_key != key) load_model(self, impl->srcs.empty(), false);
   if (!impl->factory) {
-    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()), ("%s", impl->load_error.c_str()));
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()),
+                      ("%s", impl->load_error.c_str()));
     return false;
   }
   weave::ExecutorOptions eo;
   eo.parallel = weave::shared_thread_pool(threads);
   auto ex = weave::Executor::create(impl->factory, eo);
   if (!ex) {
-    GST_ELEMENT_ERROR(self, CORE, FAILED, ("Cannot create an executor for '%s'.", model.c_str()), ("%s", ex.message().c_str()));
+    GST_ELEMENT_ERROR(self, CORE, FAILED, ("Cannot create an executor for '%s'.", model.c_str()),
+                      ("%s", ex.message().c_str()));
     return false;
   }
   impl->executor = std::make_unique<weave::Executor>(std::move(*ex));
@@ -917,9 +940,15 @@ static bool prepare_to_run(GstWeaveInfer* self) {
     s.eos = false;
     s.seq = 0;
     if (!gst_pad_is_linked(s.pad))
-      GST_ELEMENT_WARNING(self, CORE, PAD, ("Input pad %s is not linked; the model runs only when every input has data.", GST_PAD_NAME(s.pad)),
-                          ("pads: %s", pad_list(impl).c_str()));
+      GST_ELEMENT_WARNING(
+          self, CORE, PAD,
+          ("Input pad %s is not linked; the model runs only when every input has data.", GST_PAD_NAME(s.pad)),
+          ("pads: %s", pad_list(impl).c_str()));
   }
+  bool any_src_linked = false;
+  for (auto& s : impl->srcs) any_src_linked = any_src_linked || gst_pad_is_linked(s.pad);
+  if (!any_src_linked)
+    GST_ELEMENT_WARNING(self, CORE, PAD, ("No output pad is linked."), ("pads: %s", pad_list(impl).c_str()));
   if (impl->combiner != nullptr) gst_flow_combiner_reset(impl->combiner);
   // A gst-launch delayed link waiting for a pad that does not exist is reported by the
   // parser when it sees no-more-pads; say it again now that all links are made.
@@ -943,8 +972,10 @@ static void cleanup_after_run(GstWeaveInfer* self) {
 
 static GstStateChangeReturn gst_weave_infer_change_state(GstElement* element, GstStateChange transition) {
   auto* self = GST_WEAVE_INFER(element);
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED && !prepare_to_run(self)) return GST_STATE_CHANGE_FAILURE;
-  GstStateChangeReturn ret = GST_ELEMENT_CLASS(gst_weave_infer_parent_class)->change_state(element, transition);
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED && !prepare_to_run(self))
+    return GST_STATE_CHANGE_FAILURE;
+  GstStateChangeReturn ret =
+      GST_ELEMENT_CLASS(gst_weave_infer_parent_class)->change_state(element, transition);
   if (ret == GST_STATE_CHANGE_FAILURE) {
     if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) cleanup_after_run(self);
     return ret;
@@ -964,7 +995,8 @@ static bool model_may_change(GstWeaveInfer* self) {
   return ok;
 }
 
-static void gst_weave_infer_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
+static void gst_weave_infer_set_property(GObject* object, guint prop_id, const GValue* value,
+                                         GParamSpec* pspec) {
   auto* self = GST_WEAVE_INFER(object);
   WeaveInferImpl* impl = self->impl;
   switch (prop_id) {
@@ -980,7 +1012,7 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
       GST_OBJECT_LOCK(self);
       impl->model = m != nullptr ? m : "";
       GST_OBJECT_UNLOCK(self);
-      load_model(self, true);
+      load_model(self, true, true);
       break;
     }
     case PROP_COMPRESSION:
@@ -1121,19 +1153,21 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
   const auto ro = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_property(
       gobject_class, PROP_MODEL,
-      g_param_spec_string("model", "Model",
-                          "Model file: an ONNX model (.onnx, compiled on first use into the cache) or a compiled "
-                          "Weave artifact (.weave). Setting it loads the model and creates the pads sink_<input> "
-                          "and src_<output>. Can only be changed in the NULL or READY state.",
-                          nullptr, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
+      g_param_spec_string(
+          "model", "Model",
+          "Model file: an ONNX model (.onnx, compiled on first use into the cache) or a compiled "
+          "Weave artifact (.weave). Setting it loads the model and creates the pads sink_<input> "
+          "and src_<output>. Can only be changed in the NULL or READY state.",
+          nullptr, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
   g_object_class_install_property(
       gobject_class, PROP_COMPRESSION,
-      g_param_spec_enum("compression", "Compression",
-                        "Params codec of the .weave artifact written into cache-dir when an ONNX model is compiled "
-                        "(none = uncompressed, read in place from the mapped file). Each codec has its own cache "
-                        "entry. No effect for .weave models.",
-                        GST_TYPE_WEAVE_COMPRESSION, kDefaultCompression,
-                        static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
+      g_param_spec_enum(
+          "compression", "Compression",
+          "Params codec of the .weave artifact written into cache-dir when an ONNX model is compiled "
+          "(none = uncompressed, read in place from the mapped file). Each codec has its own cache "
+          "entry. No effect for .weave models.",
+          GST_TYPE_WEAVE_COMPRESSION, kDefaultCompression,
+          static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
   g_object_class_install_property(
       gobject_class, PROP_CACHE_DIR,
       g_param_spec_string("cache-dir", "Cache directory",
@@ -1152,22 +1186,25 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
                        0, 256, 0, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
   g_object_class_install_property(
       gobject_class, PROP_QUEUE_SIZE,
-      g_param_spec_int("queue-size", "Queue size",
-                       "Input buffers held between the sink pads and the element's streaming thread. When full, "
-                       "upstream blocks (leaky=none) or a buffer is dropped (see leaky).",
-                       1, 1024, kDefaultQueueSize, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING)));
+      g_param_spec_int(
+          "queue-size", "Queue size",
+          "Input buffers held between the sink pads and the element's streaming thread. When full, "
+          "upstream blocks (leaky=none) or a buffer is dropped (see leaky).",
+          1, 1024, kDefaultQueueSize, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING)));
   g_object_class_install_property(
       gobject_class, PROP_LEAKY,
-      g_param_spec_enum("leaky", "Leaky",
-                        "What to do when the input queue is full: none = block upstream (nothing is dropped), "
-                        "upstream = drop the incoming buffer, downstream = drop the oldest queued buffer. Drops "
-                        "are counted in frames-dropped.",
-                        GST_TYPE_WEAVE_INFER_LEAKY, kDefaultLeaky,
-                        static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING)));
+      g_param_spec_enum(
+          "leaky", "Leaky",
+          "What to do when the input queue is full: none = block upstream (nothing is dropped), "
+          "upstream = drop the incoming buffer, downstream = drop the oldest queued buffer. Drops "
+          "are counted in frames-dropped.",
+          GST_TYPE_WEAVE_INFER_LEAKY, kDefaultLeaky,
+          static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING)));
   g_object_class_install_property(
       gobject_class, PROP_FRAMES_PROCESSED,
       g_param_spec_uint64("frames-processed", "Frames processed",
-                          "Model runs completed (one per gathered set of input buffers).", 0, G_MAXUINT64, 0, ro));
+                          "Model runs completed (one per gathered set of input buffers).", 0, G_MAXUINT64, 0,
+                          ro));
   g_object_class_install_property(
       gobject_class, PROP_FRAMES_DROPPED,
       g_param_spec_uint64("frames-dropped", "Frames dropped",
@@ -1177,8 +1214,8 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_MEAN_INFERENCE_MS,
       g_param_spec_double("mean-inference-ms", "Mean inference time",
-                          "Mean wall-clock time of one model run in milliseconds (0 before the first run).", 0,
-                          G_MAXDOUBLE, 0, ro));
+                          "Mean wall-clock time of one model run in milliseconds (0 before the first run).",
+                          0, G_MAXDOUBLE, 0, ro));
   g_object_class_install_property(
       gobject_class, PROP_LAST_INFERENCE_MS,
       g_param_spec_double("last-inference-ms", "Last inference time",
@@ -1192,10 +1229,11 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
                           nullptr, ro));
   g_object_class_install_property(
       gobject_class, PROP_ARTIFACT,
-      g_param_spec_string("artifact", "Artifact",
-                          "The .weave file the model was read from: the model itself, its entry in cache-dir, "
-                          "or NULL when it was compiled in memory.",
-                          nullptr, ro));
+      g_param_spec_string(
+          "artifact", "Artifact",
+          "The .weave file the model was read from: the model itself, its entry in cache-dir, "
+          "or NULL when it was compiled in memory.",
+          nullptr, ro));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

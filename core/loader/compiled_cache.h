@@ -39,7 +39,8 @@ struct CachedLoad {
 
 // Where the compiled artifact of `model` lives in `cache_dir` for `codec`:
 // "<cache_dir>/<sanitized stem>-<16 hex digits>.weave". Errors if the model file is missing.
-[[nodiscard]] Expected<std::string> compiled_artifact_path(const std::string& model, const std::string& cache_dir,
+[[nodiscard]] Expected<std::string> compiled_artifact_path(const std::string& model,
+                                                           const std::string& cache_dir,
                                                            const std::string& codec);
 
 // Opens `model` (.weave or .onnx) through the cache; the Factory itself is shared through
