@@ -152,6 +152,9 @@ struct WeaveInferImpl {
   bool stream_started = false;
   bool segment_pushed = false;
   bool eos_pushed = false;
+  // Sticky events (segment, tags) that arrived before the output caps could be known (a
+  // multi-input model needs caps on every input): pushed right after the caps, in order.
+  std::vector<GstEvent*> held;
 
   // Statistics (read from any thread).
   std::atomic<uint64_t> processed{0};
@@ -621,11 +624,18 @@ static gboolean weave_infer_sink_query(GstPad* pad, GstObject* parent, GstQuery*
       return TRUE;
     }
     case GST_QUERY_ACCEPT_CAPS: {
+      // Any fixed tensor caps are accepted here; the CAPS event checks them against the model
+      // and posts an error naming both shapes (a refused accept-caps would only surface as a
+      // bare not-negotiated). The caps query above is exact, so link-time negotiation is not
+      // loosened.
       GstCaps* caps = nullptr;
       gst_query_parse_accept_caps(query, &caps);
       auto t = weave::caps::parse_fixed_caps(caps);
-      bool ok = t && weave::caps::check_fits(*t, sp.info, GST_PAD_NAME(pad)).ok();
-      gst_query_set_accept_caps_result(query, ok);
+      if (t) {
+        auto fits = weave::caps::check_fits(*t, sp.info, GST_PAD_NAME(pad));
+        if (!fits) GST_INFO_OBJECT(pad, "%s", fits.message().c_str());
+      }
+      gst_query_set_accept_caps_result(query, t.ok());
       return TRUE;
     }
     case GST_QUERY_ALLOCATION:
@@ -716,11 +726,21 @@ static void ensure_stream_start(GstWeaveInfer* self, GstEvent* upstream) {
   WeaveInferImpl* impl = self->impl;
   guint group = 0;
   bool has_group = upstream != nullptr && gst_event_parse_group_id(upstream, &group);
+  const gchar* upstream_id = nullptr;
+  if (upstream != nullptr) gst_event_parse_stream_start(upstream, &upstream_id);
+  // One stream per output; gst_pad_create_stream_id() only serves elements with one sink pad.
+  std::string base;
+  if (upstream_id != nullptr) {
+    base = upstream_id;
+  } else {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%08x%08x", g_random_int(), g_random_int());
+    base = buf;
+  }
   for (auto& s : impl->srcs) {
-    gchar* id = gst_pad_create_stream_id(s.pad, GST_ELEMENT(self), GST_PAD_NAME(s.pad));
-    GstEvent* ev = gst_event_new_stream_start(id);
+    std::string id = base + "/" + GST_PAD_NAME(s.pad);
+    GstEvent* ev = gst_event_new_stream_start(id.c_str());
     if (has_group) gst_event_set_group_id(ev, group);
-    g_free(id);
     gst_pad_push_event(s.pad, ev);
   }
   impl->stream_started = true;
@@ -748,15 +768,30 @@ static void push_all(GstWeaveInfer* self, GstEvent* event) {
   gst_event_unref(event);
 }
 
+static bool src_caps_known(const WeaveInferImpl* impl) {
+  for (const auto& s : impl->srcs)
+    if (!s.has_caps) return false;
+  return true;
+}
+
+static void push_held(GstWeaveInfer* self) {
+  WeaveInferImpl* impl = self->impl;
+  std::vector<GstEvent*> held;
+  held.swap(impl->held);
+  for (GstEvent* ev : held) {
+    if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) impl->segment_pushed = true;
+    push_all(self, ev);
+  }
+}
+
+static void drop_held(WeaveInferImpl* impl) {
+  for (GstEvent* ev : impl->held) gst_event_unref(ev);
+  impl->held.clear();
+}
+
 static GstFlowReturn run_set(GstWeaveInfer* self, std::vector<GstBuffer*>& inputs) {
   WeaveInferImpl* impl = self->impl;
   if (!impl->stream_started) ensure_stream_start(self, nullptr);
-  if (!impl->segment_pushed) {
-    GstSegment seg;
-    gst_segment_init(&seg, GST_FORMAT_TIME);
-    push_all(self, gst_event_new_segment(&seg));
-    impl->segment_pushed = true;
-  }
   std::vector<GstMapInfo> maps(inputs.size());
   std::size_t mapped = 0;
   GstFlowReturn ret = GST_FLOW_OK;
@@ -795,6 +830,7 @@ static GstFlowReturn run_set(GstWeaveInfer* self, std::vector<GstBuffer*>& input
   if (ret != GST_FLOW_OK) return ret;
 
   GstBuffer* first = inputs.empty() ? nullptr : inputs[0];
+  std::vector<weave::ConstTensorView> outs;
   for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
     auto out = impl->executor->output(static_cast<int>(k));
     if (!out) {
@@ -802,15 +838,27 @@ static GstFlowReturn run_set(GstWeaveInfer* self, std::vector<GstBuffer*>& input
       return GST_FLOW_ERROR;
     }
     PadInfo& s = impl->srcs[k];
+    // Outputs whose dims depend on the data get new caps when they change.
     if (!s.has_caps || !(s.tensor.dims == out->dims) || s.tensor.dtype != out->dtype)
       push_src_caps(self, static_cast<int>(k), out->dims);
-    std::size_t bytes = out->bytes();
+    outs.push_back(*out);
+  }
+  // Sticky order: caps, then segment (and held tags), then data.
+  if (!impl->held.empty()) push_held(self);
+  if (!impl->segment_pushed) {
+    GstSegment seg;
+    gst_segment_init(&seg, GST_FORMAT_TIME);
+    push_all(self, gst_event_new_segment(&seg));
+    impl->segment_pushed = true;
+  }
+  for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
+    std::size_t bytes = outs[k].bytes();
     GstBuffer* buf = gst_buffer_new_allocate(nullptr, bytes, nullptr);
-    if (bytes > 0) gst_buffer_fill(buf, 0, out->data, bytes);
+    if (bytes > 0) gst_buffer_fill(buf, 0, outs[k].data, bytes);
     if (first != nullptr)
       gst_buffer_copy_into(buf, first, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
-    GstFlowReturn r = gst_pad_push(s.pad, buf);
-    ret = gst_flow_combiner_update_pad_flow(impl->combiner, s.pad, r);
+    GstFlowReturn r = gst_pad_push(impl->srcs[k].pad, buf);
+    ret = gst_flow_combiner_update_pad_flow(impl->combiner, impl->srcs[k].pad, r);
   }
   return ret;
 }
@@ -859,6 +907,7 @@ static void weave_infer_loop(gpointer user_data) {
     case ItemKind::caps:
       for (std::size_t k = 0; k < impl->srcs.size() && k < item.dims.size(); ++k)
         push_src_caps(self, static_cast<int>(k), item.dims[k]);
+      push_held(self);
       break;
     case ItemKind::event: {
       GstEvent* ev = item.event;
@@ -866,6 +915,8 @@ static void weave_infer_loop(gpointer user_data) {
       if (GST_EVENT_TYPE(ev) == GST_EVENT_STREAM_START) {
         ensure_stream_start(self, ev);
         gst_event_unref(ev);
+      } else if (GST_EVENT_IS_STICKY(ev) && !src_caps_known(impl)) {
+        impl->held.push_back(ev);
       } else {
         if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) {
           if (!impl->stream_started) ensure_stream_start(self, nullptr);
@@ -966,6 +1017,7 @@ static void cleanup_after_run(GstWeaveInfer* self) {
     for (auto& p : *v) p.has_caps = false;
   g_mutex_unlock(&impl->lock);
   reset_gather(impl, false);
+  drop_held(impl);
   impl->gather.reset();
   impl->executor.reset();
 }
@@ -1132,6 +1184,7 @@ static void gst_weave_infer_finalize(GObject* object) {
   clear_queue_locked(impl);
   g_mutex_unlock(&impl->lock);
   reset_gather(impl, false);
+  drop_held(impl);
   if (impl->combiner != nullptr) gst_flow_combiner_free(impl->combiner);
   g_mutex_clear(&impl->lock);
   g_cond_clear(&impl->item_added);
