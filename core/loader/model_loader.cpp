@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/artifact/artifact.h"
+#include "core/artifact/format.h"
 #include "core/import/onnx_import.h"
 #include "core/runtime/factory_cache.h"
 
@@ -11,9 +12,10 @@ namespace weave {
 
 bool is_artifact_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  char magic[kArtifactMagicSize] = {};
-  if (!f.read(magic, sizeof magic)) return false;
-  return std::equal(magic, magic + sizeof magic, kArtifactMagic);
+  const auto& want = artifact_format::kMagic;
+  unsigned char magic[sizeof want] = {};
+  if (!f.read(reinterpret_cast<char*>(magic), sizeof magic)) return false;
+  return std::equal(want.begin(), want.end(), magic);
 }
 
 Expected<Graph> load_model_graph(const std::string& path, const CompileOptions& options) {

@@ -79,7 +79,7 @@ void check_against_ort(const std::vector<Tensor>& outs, const nlohmann::json& me
     const std::string name = out["name"];
     BOOST_TEST_REQUIRE((got.dims() == ref->dims()), name << ": shape " << shape_str(got.dims().span()) << " vs ORT "
                                                          << shape_str(ref->dims().span()));
-    BOOST_TEST_REQUIRE(got.dtype() == ref->dtype());
+    BOOST_TEST_REQUIRE((got.dtype() == ref->dtype()), name << ": dtype " << dtype_name(got.dtype()));
     if (got.dtype() != DType::float32) {
       BOOST_TEST(std::memcmp(got.data(), ref->data(), got.bytes()) == 0, name << " differs");
       continue;
@@ -105,7 +105,8 @@ const char* kModels[] = {"ppocr_det", "ppocr_rec", "ppocr_cls", "resnet18", "mob
 
 }  // namespace
 
-BOOST_DATA_TEST_CASE(onnx_matches_onnxruntime, boost::unit_test::data::make(kModels), model) {
+BOOST_DATA_TEST_CASE(onnx_matches_onnxruntime, boost::unit_test::data::make(kModels), model_name) {
+  const std::string model = model_name;
   const auto meta = read_meta(model);
   const fs::path path = model_path(meta);
   BOOST_TEST_REQUIRE(fs::exists(path), path << " is missing: run scripts/install-deps.sh (PP-OCR) or "
@@ -121,7 +122,8 @@ BOOST_DATA_TEST_CASE(onnx_matches_onnxruntime, boost::unit_test::data::make(kMod
   for (std::size_t i = 0; i < outs.size(); ++i) check_against_ort(outs2, meta, model);
 }
 
-BOOST_DATA_TEST_CASE(artifact_round_trip_is_exact, boost::unit_test::data::make(kModels), model) {
+BOOST_DATA_TEST_CASE(artifact_round_trip_is_exact, boost::unit_test::data::make(kModels), model_name) {
+  const std::string model = model_name;
   const auto meta = read_meta(model);
   const fs::path path = model_path(meta);
   BOOST_TEST_REQUIRE(fs::exists(path), path << " is missing");

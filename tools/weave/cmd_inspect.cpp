@@ -94,8 +94,8 @@ int cmd_inspect(int argc, char** argv) {
     if (auto info = inspect_artifact(path)) {
       j["artifact_version"] = info->version;
       nlohmann::json codecs;
-      for (const auto& [codec, sizes] : info->codec_bytes)
-        codecs[codec] = {{"stored", sizes.stored}, {"raw", sizes.raw}};
+      for (const auto& [codec, use] : info->codecs)
+        codecs[codec] = {{"params", use.params}, {"stored", use.stored_bytes}, {"raw", use.raw_bytes}};
       j["param_codecs"] = codecs;
     }
   }
@@ -116,7 +116,7 @@ int cmd_inspect(int argc, char** argv) {
   std::printf("params:   %d (%s)\n", f.num_params(), human_bytes(static_cast<double>(f.param_bytes())).c_str());
   if (j.contains("param_codecs"))
     for (const auto& [codec, v] : j["param_codecs"].items())
-      std::printf("          %-12s %s stored for %s raw\n", codec.c_str(),
+      std::printf("          %-12s %4d params, %s stored for %s raw\n", codec.c_str(), v["params"].get<int>(),
                   human_bytes(v["stored"].get<double>()).c_str(), human_bytes(v["raw"].get<double>()).c_str());
   if (plan) {
     std::string dims;
