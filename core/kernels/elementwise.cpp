@@ -1,7 +1,806 @@
+// Reference elementwise kernels: broadcasting binary and variadic ops, comparisons and logic,
+// Where, PRelu, unary math, Clip, Identity/Dropout and Cast.
+//
+// Integer arithmetic wraps (computed in the unsigned type) and integer division or modulo by
+// zero yields 0, so that no input value can cause undefined behaviour. Float->integer Cast
+// truncates toward zero and saturates (NaN -> 0) for the same reason.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/registry.h"
 
 namespace weave {
+namespace {
 
-void register_elementwise_kernels(KernelRegistry&) {}
+using kern::make_kernel;
+
+template <class T>
+T wrap(T a, T b, char op) {
+  using U = std::make_unsigned_t<T>;
+  const U ua = static_cast<U>(a), ub = static_cast<U>(b);
+  switch (op) {
+    case '+':
+      return static_cast<T>(ua + ub);
+    case '-':
+      return static_cast<T>(ua - ub);
+    default:
+      return static_cast<T>(ua * ub);
+  }
+}
+
+// ---------------------------------------------------------------- binary ops
+
+enum class Bin { add, sub, mul, div, pow, max, min, mod, sum, mean, eq, lt, gt, le, ge, land, lor, lxor };
+
+constexpr bool is_compare(Bin op) {
+  return op == Bin::eq || op == Bin::lt || op == Bin::gt || op == Bin::le || op == Bin::ge;
+}
+constexpr bool is_logic(Bin op) {
+  return op == Bin::land || op == Bin::lor || op == Bin::lxor;
+}
+constexpr bool is_variadic(Bin op) {
+  return op == Bin::max || op == Bin::min || op == Bin::sum || op == Bin::mean;
+}
+
+template <Bin op, class T>
+struct BinFn {
+  bool fmod = false;
+  auto operator()(T a, T b) const {
+    if constexpr (op == Bin::add || op == Bin::sum || op == Bin::mean) {
+      if constexpr (std::is_integral_v<T>)
+        return wrap(a, b, '+');
+      else
+        return static_cast<T>(a + b);
+    } else if constexpr (op == Bin::sub) {
+      if constexpr (std::is_integral_v<T>)
+        return wrap(a, b, '-');
+      else
+        return static_cast<T>(a - b);
+    } else if constexpr (op == Bin::mul) {
+      if constexpr (std::is_integral_v<T>)
+        return wrap(a, b, '*');
+      else
+        return static_cast<T>(a * b);
+    } else if constexpr (op == Bin::div) {
+      if constexpr (std::is_integral_v<T>) {
+        if (b == 0) return T(0);
+        if (b == T(-1)) return wrap(T(0), a, '-');  // avoids INT_MIN / -1
+        return static_cast<T>(a / b);
+      } else {
+        return static_cast<T>(a / b);
+      }
+    } else if constexpr (op == Bin::pow) {
+      return static_cast<T>(std::pow(a, b));
+    } else if constexpr (op == Bin::max) {
+      return a < b ? b : a;
+    } else if constexpr (op == Bin::min) {
+      return b < a ? b : a;
+    } else if constexpr (op == Bin::mod) {
+      if constexpr (std::is_integral_v<T>) {
+        if (b == 0 || b == T(-1)) return T(0);
+        T r = static_cast<T>(a % b);
+        // fmod=0: the result takes the sign of the divisor (Python semantics).
+        if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+        return r;
+      } else {
+        T r = std::fmod(a, b);
+        if (!fmod && r != 0 && ((r < 0) != (b < 0))) r += b;
+        return r;
+      }
+    } else if constexpr (op == Bin::eq) {
+      if constexpr (std::is_same_v<T, uint8_t>)
+        return static_cast<uint8_t>((a != 0) == (b != 0));
+      else
+        return static_cast<uint8_t>(a == b);
+    } else if constexpr (op == Bin::lt) {
+      return static_cast<uint8_t>(a < b);
+    } else if constexpr (op == Bin::gt) {
+      return static_cast<uint8_t>(a > b);
+    } else if constexpr (op == Bin::le) {
+      return static_cast<uint8_t>(a <= b);
+    } else if constexpr (op == Bin::ge) {
+      return static_cast<uint8_t>(a >= b);
+    } else if constexpr (op == Bin::land) {
+      return static_cast<uint8_t>((a != 0) && (b != 0));
+    } else if constexpr (op == Bin::lor) {
+      return static_cast<uint8_t>((a != 0) || (b != 0));
+    } else {
+      return static_cast<uint8_t>((a != 0) != (b != 0));
+    }
+  }
+};
+
+// o[j] = f(a[j*sa], b[j*sb]) with sa, sb in {0, 1}; the four cases keep the loops vectorisable.
+template <class F, class A, class O>
+inline void bin_loop(const A* a, int64_t sa, const A* b, int64_t sb, O* o, int64_t n, const F& f) {
+  if (sa != 0 && sb != 0) {
+    for (int64_t j = 0; j < n; ++j) o[j] = f(a[j], b[j]);
+  } else if (sa != 0) {
+    const A bv = *b;
+    for (int64_t j = 0; j < n; ++j) o[j] = f(a[j], bv);
+  } else if (sb != 0) {
+    const A av = *a;
+    for (int64_t j = 0; j < n; ++j) o[j] = f(av, b[j]);
+  } else {
+    const auto v = f(*a, *b);
+    for (int64_t j = 0; j < n; ++j) o[j] = v;
+  }
+}
+
+// out = f(a, b) with both broadcast to out's dims.
+template <class F, class A, class O>
+void broadcast_binary(const A* a, const Dims& ad, const A* b, const Dims& bd, O* out, const Dims& od,
+                      const F& f, const Parallel& par) {
+  const kern::Plan p = kern::broadcast_plan(od, {&ad, &bd});
+  par.for_range(od.numel(), kern::kGrain, [&](int64_t begin, int64_t end) {
+    kern::for_each_run<2>(
+        p, begin, end, {0, 0}, [&](int64_t o, const std::array<int64_t, 2>& off, int64_t len) {
+          bin_loop(a + off[0], p.inner_stride(0), b + off[1], p.inner_stride(1), out + o, len, f);
+        });
+  });
+}
+
+bool bin_supports(Bin op, DType t) {
+  if (is_logic(op)) return t == DType::boolean;
+  switch (op) {
+    case Bin::pow:
+      return t == DType::float32 || t == DType::float64;
+    case Bin::eq:
+      return t == DType::float32 || t == DType::float64 || t == DType::int64 || t == DType::int32 ||
+             t == DType::boolean;
+    default:
+      return t == DType::float32 || t == DType::float64 || t == DType::int64 || t == DType::int32;
+  }
+}
+
+template <Bin op>
+class BinaryKernel final : public Kernel {
+ public:
+  explicit BinaryKernel(bool fmod) : fmod_(fmod) {}
+
+  Status infer(ShapeContext& ctx) const override {
+    const auto& in = ctx.inputs;
+    if (in.empty() || (!is_variadic(op) && in.size() != 2))
+      return make_error(ctx.label, ": expects ", is_variadic(op) ? "at least 1" : "2", " inputs, got ",
+                        in.size());
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      if (!in[i].present()) return make_error(ctx.label, ": input ", i, " is missing");
+      if (in[i].dtype != in[0].dtype)
+        return make_error(ctx.label, ": input dtypes differ (", dtype_name(in[0].dtype), " and ",
+                          dtype_name(in[i].dtype), ")");
+    }
+    if (!bin_supports(op, in[0].dtype))
+      return make_error(ctx.label, ": dtype ", dtype_name(in[0].dtype), " is not supported");
+    auto od = kern::broadcast_inputs(in, 0, in.size(), ctx.label);
+    if (!od) return od.error();
+    ctx.outputs[0].dtype = (is_compare(op) || is_logic(op)) ? DType::boolean : in[0].dtype;
+    ctx.outputs[0].dims = *od;
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    kern::dispatch_numeric(
+        ctx.inputs[0].dtype, [&](auto tag) { run_typed<decltype(tag)>(ctx); }, true);
+  }
+
+ private:
+  template <class T>
+  void run_typed(const RunContext& ctx) const {
+    constexpr bool is_bool = std::is_same_v<T, uint8_t>;
+    constexpr bool valid = is_logic(op)     ? is_bool
+                           : op == Bin::eq  ? true
+                           : op == Bin::pow ? std::is_floating_point_v<T>
+                                            : !is_bool;
+    if constexpr (!valid) {
+      return;  // infer rejected this dtype
+    } else {
+      using O = std::conditional_t<is_compare(op) || is_logic(op), uint8_t, T>;
+      const BinFn<op, T> f{fmod_};
+      const auto& in = ctx.inputs;
+      const TensorView& out = ctx.outputs[0];
+      O* o = out.as<O>();
+      if (in.size() == 1) {
+        kern::copy_bytes(o, in[0].data, out.bytes());
+        return;
+      }
+      broadcast_binary(in[0].as<T>(), in[0].dims, in[1].as<T>(), in[1].dims, o, out.dims, f, ctx.parallel);
+      if constexpr (is_variadic(op)) {
+        for (std::size_t i = 2; i < in.size(); ++i)
+          broadcast_binary(static_cast<const T*>(o), out.dims, in[i].as<T>(), in[i].dims, o, out.dims, f,
+                           ctx.parallel);
+        if constexpr (op == Bin::mean) {
+          const T count = static_cast<T>(in.size());
+          ctx.parallel.for_range(out.numel(), kern::kGrain, [&](int64_t b, int64_t e) {
+            for (int64_t j = b; j < e; ++j) o[j] = count != T(0) ? static_cast<T>(o[j] / count) : o[j];
+          });
+        }
+      }
+    }
+  }
+
+  bool fmod_;
+};
+
+template <Bin op>
+Expected<std::unique_ptr<Kernel>> make_binary(const KernelSetup& s) {
+  const bool fmod = s.node.attrs.get_int("fmod", 0) != 0;
+  if constexpr (op == Bin::mod) {
+    if (!fmod && !s.inputs.empty() && s.inputs[0] != nullptr &&
+        (s.inputs[0]->dtype == DType::float32 || s.inputs[0]->dtype == DType::float64))
+      return make_error("Mod on floating point requires fmod=1");
+  }
+  if (s.node.outputs.size() != 1) return make_error("expects 1 output");
+  return make_kernel<BinaryKernel<op>>(fmod);
+}
+
+// ---------------------------------------------------------------- Where, PRelu
+
+class WhereKernel final : public Kernel {
+ public:
+  Status infer(ShapeContext& ctx) const override {
+    const auto& in = ctx.inputs;
+    if (in.size() != 3 || !in[0].present() || !in[1].present() || !in[2].present())
+      return make_error(ctx.label, ": expects 3 inputs (condition, X, Y)");
+    if (in[0].dtype != DType::boolean)
+      return make_error(ctx.label, ": condition must be bool, got ", dtype_name(in[0].dtype));
+    if (in[1].dtype != in[2].dtype)
+      return make_error(ctx.label, ": X and Y dtypes differ (", dtype_name(in[1].dtype), " and ",
+                        dtype_name(in[2].dtype), ")");
+    const std::size_t es = dtype_size(in[1].dtype);
+    if (es != 1 && es != 2 && es != 4 && es != 8)
+      return make_error(ctx.label, ": dtype ", dtype_name(in[1].dtype), " is not supported");
+    auto od = kern::broadcast_inputs(in, 0, 3, ctx.label);
+    if (!od) return od.error();
+    ctx.outputs[0].dtype = in[1].dtype;
+    ctx.outputs[0].dims = *od;
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    (void)kern::dispatch_bytes(dtype_size(ctx.inputs[1].dtype),
+                               [&](auto tag) { run_typed<decltype(tag)>(ctx); });
+  }
+
+ private:
+  template <class T>
+  static void run_typed(const RunContext& ctx) {
+    const auto& in = ctx.inputs;
+    const TensorView& out = ctx.outputs[0];
+    const kern::Plan p = kern::broadcast_plan(out.dims, {&in[0].dims, &in[1].dims, &in[2].dims});
+    const uint8_t* c = in[0].as<uint8_t>();
+    const T* x = in[1].as<T>();
+    const T* y = in[2].as<T>();
+    T* o = out.as<T>();
+    const int64_t sc = p.inner_stride(0), sx = p.inner_stride(1), sy = p.inner_stride(2);
+    ctx.parallel.for_range(out.numel(), kern::kGrain, [&](int64_t b, int64_t e) {
+      kern::for_each_run<3>(p, b, e, {0, 0, 0},
+                            [&](int64_t oo, const std::array<int64_t, 3>& off, int64_t len) {
+                              const uint8_t* cc = c + off[0];
+                              const T* xx = x + off[1];
+                              const T* yy = y + off[2];
+                              T* dst = o + oo;
+                              for (int64_t j = 0; j < len; ++j) dst[j] = cc[j * sc] ? xx[j * sx] : yy[j * sy];
+                            });
+    });
+  }
+};
+
+class PReluKernel final : public Kernel {
+ public:
+  Status infer(ShapeContext& ctx) const override {
+    const auto& in = ctx.inputs;
+    if (in.size() != 2 || !in[0].present() || !in[1].present())
+      return make_error(ctx.label, ": expects 2 inputs (X, slope)");
+    if (in[0].dtype != DType::float32 || in[1].dtype != DType::float32)
+      return make_error(ctx.label, ": only float32 is supported");
+    Dims od;
+    if (!kern::broadcast_dims(in[0].dims, in[1].dims, od) || !(od == in[0].dims))
+      return make_error(ctx.label, ": slope shape ", kern::dims_str(in[1].dims),
+                        " does not broadcast to X shape ", kern::dims_str(in[0].dims));
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.outputs[0].dims = in[0].dims;
+    return {};
+  }
+  void run(const RunContext& ctx) const override {
+    const auto& in = ctx.inputs;
+    broadcast_binary(
+        in[0].as<float>(), in[0].dims, in[1].as<float>(), in[1].dims, ctx.outputs[0].as<float>(),
+        ctx.outputs[0].dims, [](float x, float s) { return x < 0.f ? x * s : x; }, ctx.parallel);
+  }
+};
+
+// ---------------------------------------------------------------- unary ops
+
+struct UParams {
+  float alpha = 0.f, beta = 0.f, gamma = 0.f;
+};
+
+template <class T>
+using UFn = void (*)(const T*, T*, int64_t, const UParams&);
+
+template <class Op, class T>
+void map_unary(const T* x, T* y, int64_t n, const UParams& p) {
+  for (int64_t i = 0; i < n; ++i) y[i] = Op::f(x[i], p);
+}
+
+struct Relu {
+  template <class T>
+  static T f(T x, const UParams&) {
+    return x > T(0) ? x : T(0);
+  }
+};
+struct LeakyRelu {
+  static float f(float x, const UParams& p) { return x < 0.f ? x * p.alpha : x; }
+};
+struct Sigmoid {
+  static float f(float x, const UParams&) { return 1.f / (1.f + std::exp(-x)); }
+};
+struct HardSigmoid {
+  static float f(float x, const UParams& p) { return std::clamp(p.alpha * x + p.beta, 0.f, 1.f); }
+};
+struct HardSwish {
+  static float f(float x, const UParams&) { return x * std::clamp(x / 6.f + 0.5f, 0.f, 1.f); }
+};
+struct Tanh {
+  static float f(float x, const UParams&) { return std::tanh(x); }
+};
+struct Exp {
+  static float f(float x, const UParams&) { return std::exp(x); }
+};
+struct Log {
+  static float f(float x, const UParams&) { return std::log(x); }
+};
+struct Sqrt {
+  static float f(float x, const UParams&) { return std::sqrt(x); }
+};
+struct Reciprocal {
+  static float f(float x, const UParams&) { return 1.f / x; }
+};
+struct Floor {
+  static float f(float x, const UParams&) { return std::floor(x); }
+};
+struct Ceil {
+  static float f(float x, const UParams&) { return std::ceil(x); }
+};
+struct Round {
+  static float f(float x, const UParams&) { return std::nearbyint(x); }
+};  // half to even
+struct Erf {
+  static float f(float x, const UParams&) { return std::erf(x); }
+};
+struct Softplus {
+  // log(1 + e^x) without overflow for large x.
+  static float f(float x, const UParams&) { return x > 20.f ? x : std::log1p(std::exp(x)); }
+};
+struct Elu {
+  static float f(float x, const UParams& p) { return x < 0.f ? p.alpha * (std::exp(x) - 1.f) : x; }
+};
+struct Selu {
+  static float f(float x, const UParams& p) {
+    return p.gamma * (x <= 0.f ? p.alpha * (std::exp(x) - 1.f) : x);
+  }
+};
+struct Gelu {
+  static float f(float x, const UParams& p) {
+    if (p.gamma != 0.f) {                       // approximate="tanh"
+      constexpr float k = 0.7978845608028654f;  // sqrt(2/pi)
+      return 0.5f * x * (1.f + std::tanh(k * (x + 0.044715f * x * x * x)));
+    }
+    return 0.5f * x * (1.f + std::erf(x * 0.7071067811865476f));
+  }
+};
+struct Sin {
+  static float f(float x, const UParams&) { return std::sin(x); }
+};
+struct Cos {
+  static float f(float x, const UParams&) { return std::cos(x); }
+};
+struct Abs {
+  template <class T>
+  static T f(T x, const UParams&) {
+    if constexpr (std::is_integral_v<T>)
+      return x < 0 ? wrap(T(0), x, '-') : x;
+    else
+      return std::fabs(x);
+  }
+};
+struct Neg {
+  template <class T>
+  static T f(T x, const UParams&) {
+    if constexpr (std::is_integral_v<T>)
+      return wrap(T(0), x, '-');
+    else
+      return -x;
+  }
+};
+struct Sign {
+  template <class T>
+  static T f(T x, const UParams&) {
+    return static_cast<T>((T(0) < x) - (x < T(0)));
+  }
+};
+struct Not {
+  static uint8_t f(uint8_t x, const UParams&) { return x == 0 ? 1 : 0; }
+};
+
+struct UnaryFns {
+  UFn<float> f32 = nullptr;
+  UFn<int64_t> i64 = nullptr;
+  UFn<int32_t> i32 = nullptr;
+  UFn<uint8_t> b8 = nullptr;
+};
+
+class UnaryKernel final : public Kernel {
+ public:
+  UnaryKernel(UnaryFns fns, UParams p) : fns_(fns), p_(p) {}
+
+  Status infer(ShapeContext& ctx) const override {
+    if (ctx.inputs.empty() || !ctx.inputs[0].present()) return make_error(ctx.label, ": input 0 is missing");
+    const DType t = ctx.inputs[0].dtype;
+    const bool ok = (t == DType::float32 && fns_.f32) || (t == DType::int64 && fns_.i64) ||
+                    (t == DType::int32 && fns_.i32) || (t == DType::boolean && fns_.b8);
+    if (!ok) return make_error(ctx.label, ": dtype ", dtype_name(t), " is not supported");
+    ctx.outputs[0].dtype = t;
+    ctx.outputs[0].dims = ctx.inputs[0].dims;
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    switch (ctx.inputs[0].dtype) {
+      case DType::float32:
+        apply(fns_.f32, ctx);
+        break;
+      case DType::int64:
+        apply(fns_.i64, ctx);
+        break;
+      case DType::int32:
+        apply(fns_.i32, ctx);
+        break;
+      case DType::boolean:
+        apply(fns_.b8, ctx);
+        break;
+      default:
+        break;
+    }
+  }
+
+ private:
+  template <class T>
+  void apply(UFn<T> fn, const RunContext& ctx) const {
+    const T* x = ctx.inputs[0].as<T>();
+    T* y = ctx.outputs[0].as<T>();
+    ctx.parallel.for_range(ctx.outputs[0].numel(), kern::kGrain,
+                           [&](int64_t b, int64_t e) { fn(x + b, y + b, e - b, p_); });
+  }
+
+  UnaryFns fns_;
+  UParams p_;
+};
+
+enum UTypes { kF = 1, kI = 2, kB = 4 };
+
+template <class Op, int types>
+Expected<std::unique_ptr<Kernel>> make_unary_with(UParams p) {
+  UnaryFns fns;
+  if constexpr ((types & kF) != 0) fns.f32 = &map_unary<Op, float>;
+  if constexpr ((types & kI) != 0) {
+    fns.i64 = &map_unary<Op, int64_t>;
+    fns.i32 = &map_unary<Op, int32_t>;
+  }
+  if constexpr ((types & kB) != 0) fns.b8 = &map_unary<Op, uint8_t>;
+  return make_kernel<UnaryKernel>(fns, p);
+}
+
+template <class Op, int types = kF>
+Expected<std::unique_ptr<Kernel>> make_unary(const KernelSetup&) {
+  return make_unary_with<Op, types>({});
+}
+
+Expected<std::unique_ptr<Kernel>> make_leaky_relu(const KernelSetup& s) {
+  return make_unary_with<LeakyRelu, kF>({s.node.attrs.get_float("alpha", 0.01f)});
+}
+Expected<std::unique_ptr<Kernel>> make_hard_sigmoid(const KernelSetup& s) {
+  return make_unary_with<HardSigmoid, kF>(
+      {s.node.attrs.get_float("alpha", 0.2f), s.node.attrs.get_float("beta", 0.5f)});
+}
+Expected<std::unique_ptr<Kernel>> make_elu(const KernelSetup& s) {
+  return make_unary_with<Elu, kF>({s.node.attrs.get_float("alpha", 1.f)});
+}
+Expected<std::unique_ptr<Kernel>> make_selu(const KernelSetup& s) {
+  return make_unary_with<Selu, kF>({s.node.attrs.get_float("alpha", 1.67326319217681884765625f), 0.f,
+                                    s.node.attrs.get_float("gamma", 1.05070102214813232421875f)});
+}
+Expected<std::unique_ptr<Kernel>> make_gelu(const KernelSetup& s) {
+  const std::string approx = s.node.attrs.get_string("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return make_error("Gelu approximate='", approx, "' is not supported");
+  return make_unary_with<Gelu, kF>({0.f, 0.f, approx == "tanh" ? 1.f : 0.f});
+}
+
+// ---------------------------------------------------------------- Identity, Dropout
+
+class CopyKernel final : public Kernel {
+ public:
+  Status infer(ShapeContext& ctx) const override {
+    if (ctx.inputs.empty() || !ctx.inputs[0].present()) return make_error(ctx.label, ": input 0 is missing");
+    if (dtype_size(ctx.inputs[0].dtype) == 0)
+      return make_error(ctx.label, ": dtype ", dtype_name(ctx.inputs[0].dtype), " is not supported");
+    ctx.outputs[0].dtype = ctx.inputs[0].dtype;
+    ctx.outputs[0].dims = ctx.inputs[0].dims;
+    return {};
+  }
+  void run(const RunContext& ctx) const override {
+    kern::copy_bytes(ctx.outputs[0].data, ctx.inputs[0].data, ctx.outputs[0].bytes());
+  }
+};
+
+Expected<std::unique_ptr<Kernel>> make_identity(const KernelSetup&) {
+  return make_kernel<CopyKernel>();
+}
+
+Expected<std::unique_ptr<Kernel>> make_dropout(const KernelSetup& s) {
+  if (s.node.outputs.size() > 1 && s.node.outputs[1] != kNoValue)
+    return make_error("Dropout's mask output is not supported in inference");
+  if (s.constants.size() > 2 && s.constants[2].data != nullptr && s.constants[2].dtype == DType::boolean &&
+      s.constants[2].numel() > 0 && *s.constants[2].as<uint8_t>() != 0)
+    return make_error("Dropout with training_mode=true is not supported");
+  return make_kernel<CopyKernel>();
+}
+
+// ---------------------------------------------------------------- Clip
+
+// Clip bounds come from attributes (opset < 11) or from optional scalar inputs 1 and 2, which
+// may be params or runtime values; they are read in run() either way.
+class ClipKernel final : public Kernel {
+ public:
+  ClipKernel(bool from_attrs, float lo, float hi) : from_attrs_(from_attrs), lo_(lo), hi_(hi) {}
+
+  Status infer(ShapeContext& ctx) const override {
+    const auto& in = ctx.inputs;
+    if (in.empty() || !in[0].present()) return make_error(ctx.label, ": input 0 is missing");
+    const DType t = in[0].dtype;
+    if (t != DType::float32 && t != DType::int64 && t != DType::int32 && t != DType::float64)
+      return make_error(ctx.label, ": dtype ", dtype_name(t), " is not supported");
+    for (std::size_t i = 1; i < in.size() && i < 3; ++i) {
+      if (!in[i].present()) continue;
+      if (in[i].dtype != t)
+        return make_error(ctx.label, ": ", i == 1 ? "min" : "max", " dtype ", dtype_name(in[i].dtype),
+                          " differs from input dtype ", dtype_name(t));
+      if (in[i].numel() != 1)
+        return make_error(ctx.label, ": ", i == 1 ? "min" : "max", " must be a scalar, got shape ",
+                          kern::dims_str(in[i].dims));
+    }
+    if (in.size() > 3) return make_error(ctx.label, ": expects at most 3 inputs");
+    ctx.outputs[0].dtype = t;
+    ctx.outputs[0].dims = in[0].dims;
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    kern::dispatch_numeric(ctx.inputs[0].dtype, [&](auto tag) { run_typed<decltype(tag)>(ctx); });
+  }
+
+ private:
+  template <class T>
+  void run_typed(const RunContext& ctx) const {
+    T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+    if (from_attrs_) {
+      lo = static_cast<T>(lo_);
+      hi = static_cast<T>(hi_);
+    } else {
+      if (kern::has_input(ctx.inputs, 1)) lo = *ctx.inputs[1].as<T>();
+      if (kern::has_input(ctx.inputs, 2)) hi = *ctx.inputs[2].as<T>();
+    }
+    const T* x = ctx.inputs[0].as<T>();
+    T* y = ctx.outputs[0].as<T>();
+    ctx.parallel.for_range(ctx.outputs[0].numel(), kern::kGrain, [&](int64_t b, int64_t e) {
+      // ONNX: min is applied first, then max; a min above max yields max everywhere.
+      for (int64_t i = b; i < e; ++i) {
+        T v = x[i] < lo ? lo : x[i];
+        y[i] = v > hi ? hi : v;
+      }
+    });
+  }
+
+  bool from_attrs_;
+  float lo_, hi_;
+};
+
+Expected<std::unique_ptr<Kernel>> make_clip(const KernelSetup& s) {
+  if (s.opset < 11)
+    return make_kernel<ClipKernel>(true, s.node.attrs.get_float("min", std::numeric_limits<float>::lowest()),
+                                   s.node.attrs.get_float("max", std::numeric_limits<float>::max()));
+  return make_kernel<ClipKernel>(false, 0.f, 0.f);
+}
+
+// ---------------------------------------------------------------- Cast
+
+struct Half {
+  uint16_t bits;
+};
+struct Bool {
+  uint8_t v;
+};
+
+// Every source value is widened to double (floating types) or int64 (integers, bool) first.
+template <class T>
+auto widen(T x) {
+  if constexpr (std::is_same_v<T, Half>)
+    return static_cast<double>(kern::half_to_float(x.bits));
+  else if constexpr (std::is_same_v<T, Bool>)
+    return static_cast<int64_t>(x.v != 0);
+  else if constexpr (std::is_floating_point_v<T>)
+    return static_cast<double>(x);
+  else
+    return static_cast<int64_t>(x);
+}
+
+template <class I>
+I saturate(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  if (v <= static_cast<double>(std::numeric_limits<I>::lowest())) return std::numeric_limits<I>::lowest();
+  return static_cast<I>(v);  // truncates toward zero
+}
+
+template <class To, class W>
+To narrow(W w) {
+  if constexpr (std::is_same_v<To, Half>)
+    return Half{kern::float_to_half(static_cast<float>(w))};
+  else if constexpr (std::is_same_v<To, Bool>)
+    return Bool{static_cast<uint8_t>(w != 0)};
+  else if constexpr (std::is_floating_point_v<To>)
+    return static_cast<To>(w);
+  else if constexpr (std::is_floating_point_v<W>)
+    return saturate<To>(w);
+  else
+    return static_cast<To>(w);  // integer narrowing wraps (two's complement)
+}
+
+template <class From, class To>
+void cast_loop(const void* src, void* dst, int64_t b, int64_t e) {
+  const From* x = static_cast<const From*>(src);
+  To* y = static_cast<To*>(dst);
+  for (int64_t i = b; i < e; ++i) y[i] = narrow<To>(widen(x[i]));
+}
+
+using CastFn = void (*)(const void*, void*, int64_t, int64_t);
+
+template <class F>
+bool with_cast_type(DType t, F&& f) {
+  switch (t) {
+    case DType::float32:
+      f(float{});
+      return true;
+    case DType::float64:
+      f(double{});
+      return true;
+    case DType::float16:
+      f(Half{});
+      return true;
+    case DType::int64:
+      f(int64_t{});
+      return true;
+    case DType::int32:
+      f(int32_t{});
+      return true;
+    case DType::int16:
+      f(int16_t{});
+      return true;
+    case DType::int8:
+      f(int8_t{});
+      return true;
+    case DType::uint8:
+      f(uint8_t{});
+      return true;
+    case DType::boolean:
+      f(Bool{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+CastFn cast_fn(DType from, DType to) {
+  CastFn fn = nullptr;
+  with_cast_type(
+      from, [&](auto a) { with_cast_type(to, [&](auto b) { fn = &cast_loop<decltype(a), decltype(b)>; }); });
+  return fn;
+}
+
+class CastKernel final : public Kernel {
+ public:
+  explicit CastKernel(DType to) : to_(to) {}
+  Status infer(ShapeContext& ctx) const override {
+    if (ctx.inputs.empty() || !ctx.inputs[0].present()) return make_error(ctx.label, ": input 0 is missing");
+    if (cast_fn(ctx.inputs[0].dtype, to_) == nullptr)
+      return make_error(ctx.label, ": Cast from ", dtype_name(ctx.inputs[0].dtype), " to ", dtype_name(to_),
+                        " is not supported");
+    ctx.outputs[0].dtype = to_;
+    ctx.outputs[0].dims = ctx.inputs[0].dims;
+    return {};
+  }
+  void run(const RunContext& ctx) const override {
+    const CastFn fn = cast_fn(ctx.inputs[0].dtype, to_);
+    if (fn == nullptr) return;
+    if (ctx.inputs[0].dtype == to_) {
+      kern::copy_bytes(ctx.outputs[0].data, ctx.inputs[0].data, ctx.outputs[0].bytes());
+      return;
+    }
+    const void* src = ctx.inputs[0].data;
+    void* dst = ctx.outputs[0].data;
+    ctx.parallel.for_range(ctx.outputs[0].numel(), kern::kGrain,
+                           [&](int64_t b, int64_t e) { fn(src, dst, b, e); });
+  }
+
+ private:
+  DType to_;
+};
+
+Expected<std::unique_ptr<Kernel>> make_cast(const KernelSetup& s) {
+  const int64_t to = s.node.attrs.get_int("to", 0);
+  if (!s.node.attrs.has("to")) return make_error("Cast needs the 'to' attribute");
+  if (!dtype_valid(static_cast<int32_t>(to)) || to != static_cast<int32_t>(to))
+    return make_error("Cast to unknown dtype ", to);
+  const DType t = static_cast<DType>(to);
+  if (!with_cast_type(t, [](auto) {})) return make_error("Cast to ", dtype_name(t), " is not supported");
+  return make_kernel<CastKernel>(t);
+}
+
+}  // namespace
+
+void register_elementwise_kernels(KernelRegistry& r) {
+  r.add("Add", &make_binary<Bin::add>);
+  r.add("Sub", &make_binary<Bin::sub>);
+  r.add("Mul", &make_binary<Bin::mul>);
+  r.add("Div", &make_binary<Bin::div>);
+  r.add("Pow", &make_binary<Bin::pow>);
+  r.add("Max", &make_binary<Bin::max>);
+  r.add("Min", &make_binary<Bin::min>);
+  r.add("Sum", &make_binary<Bin::sum>);
+  r.add("Mean", &make_binary<Bin::mean>);
+  r.add("Mod", &make_binary<Bin::mod>);
+  r.add("Equal", &make_binary<Bin::eq>);
+  r.add("Less", &make_binary<Bin::lt>);
+  r.add("Greater", &make_binary<Bin::gt>);
+  r.add("LessOrEqual", &make_binary<Bin::le>);
+  r.add("GreaterOrEqual", &make_binary<Bin::ge>);
+  r.add("And", &make_binary<Bin::land>);
+  r.add("Or", &make_binary<Bin::lor>);
+  r.add("Xor", &make_binary<Bin::lxor>);
+  r.add("Where", [](const KernelSetup&) { return make_kernel<WhereKernel>(); });
+  r.add("PRelu", [](const KernelSetup&) { return make_kernel<PReluKernel>(); });
+
+  r.add("Relu", &make_unary<Relu, kF | kI>);
+  r.add("LeakyRelu", &make_leaky_relu);
+  r.add("Sigmoid", &make_unary<Sigmoid>);
+  r.add("HardSigmoid", &make_hard_sigmoid);
+  r.add("HardSwish", &make_unary<HardSwish>);
+  r.add("Tanh", &make_unary<Tanh>);
+  r.add("Exp", &make_unary<Exp>);
+  r.add("Log", &make_unary<Log>);
+  r.add("Sqrt", &make_unary<Sqrt>);
+  r.add("Abs", &make_unary<Abs, kF | kI>);
+  r.add("Neg", &make_unary<Neg, kF | kI>);
+  r.add("Reciprocal", &make_unary<Reciprocal>);
+  r.add("Floor", &make_unary<Floor>);
+  r.add("Ceil", &make_unary<Ceil>);
+  r.add("Round", &make_unary<Round>);
+  r.add("Erf", &make_unary<Erf>);
+  r.add("Softplus", &make_unary<Softplus>);
+  r.add("Elu", &make_elu);
+  r.add("Selu", &make_selu);
+  r.add("Gelu", &make_gelu);
+  r.add("Sin", &make_unary<Sin>);
+  r.add("Cos", &make_unary<Cos>);
+  r.add("Sign", &make_unary<Sign, kF | kI>);
+  r.add("Not", &make_unary<Not, kB>);
+  r.add("Clip", &make_clip);
+  r.add("Identity", &make_identity);
+  r.add("Dropout", &make_dropout);
+  r.add("Cast", &make_cast);
+}
 
 }  // namespace weave

@@ -1,0 +1,369 @@
+// Helpers shared by the reference kernels of the elementwise, shape and reduce families:
+// axis normalisation, reading small integer tensors known at infer time, numpy broadcasting,
+// float16 conversion, and a strided "plan" that walks an output in contiguous runs.
+//
+// The strided plan is the workhorse: an output of concrete dims is visited in row-major order
+// and every operand (up to kMaxOperands) is addressed by its own element strides (0 on a
+// broadcast axis, negative for a reversed Slice, permuted for Transpose). Axes of size 1 are
+// dropped and adjacent axes that are contiguous for every operand are merged, so the common
+// cases (same shape, scalar, per-channel) collapse to one or two axes and the inner loop runs
+// over long contiguous or constant stretches.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/common/dims.h"
+#include "core/common/status.h"
+#include "core/common/tensor.h"
+#include "core/kernels/kernel.h"
+
+namespace weave::kern {
+
+// Elements per parallel chunk for cheap elementwise work.
+inline constexpr int64_t kGrain = 1 << 14;
+
+template <class K, class... Args>
+[[nodiscard]] Expected<std::unique_ptr<Kernel>> make_kernel(Args&&... args) {
+  return std::unique_ptr<Kernel>(std::make_unique<K>(std::forward<Args>(args)...));
+}
+
+[[nodiscard]] inline std::string dims_str(const Dims& d) {
+  return shape_str(d.span());
+}
+
+// Maps a possibly negative axis into [0, rank); error names the label and the rank.
+[[nodiscard]] inline Expected<int> normalize_axis(int64_t axis, int rank, const std::string& label,
+                                                  const char* what = "axis") {
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) return make_error(label, ": ", what, " ", axis, " is out of range for rank ", rank);
+  return static_cast<int>(a);
+}
+
+// A tensor seen as [outer, dim, inner] around one axis (negative axis counts from the end;
+// infer has validated it). `unit` scales inner, e.g. the element size for byte moves.
+struct AxisView {
+  int axis = 0;
+  int64_t outer = 1, dim = 1, inner = 1;
+};
+[[nodiscard]] inline AxisView around_axis(const Dims& d, int64_t axis, int64_t unit = 1) {
+  AxisView v;
+  v.axis = static_cast<int>(axis < 0 ? axis + d.rank() : axis);
+  v.inner = unit;
+  for (int i = 0; i < v.axis; ++i) v.outer *= d[i];
+  for (int i = v.axis + 1; i < d.rank(); ++i) v.inner *= d[i];
+  v.dim = d[v.axis];
+  return v;
+}
+
+// True when the input was given (not an omitted optional input).
+[[nodiscard]] inline bool has_input(std::span<const ConstTensorView> in, std::size_t i) {
+  return i < in.size() && in[i].present();
+}
+
+// Reads a 0-D/1-D int64 or int32 tensor whose data is known (a param or a shape-derived value).
+[[nodiscard]] inline Expected<std::vector<int64_t>> read_ints(const ConstTensorView& v,
+                                                              const std::string& label, const char* what) {
+  if (v.dtype != DType::int64 && v.dtype != DType::int32)
+    return make_error(label, ": ", what, " must be int64 or int32, got ", dtype_name(v.dtype));
+  if (v.dims.rank() > 1) return make_error(label, ": ", what, " must be 1-D, got ", dims_str(v.dims));
+  if (v.data == nullptr && v.numel() > 0)
+    return make_error(label, ": ", what, " is only known at run time; it must be a constant");
+  std::vector<int64_t> out(static_cast<std::size_t>(v.numel()));
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = v.dtype == DType::int64 ? v.as<int64_t>()[i] : v.as<int32_t>()[i];
+  return out;
+}
+
+// Same as read_ints but without checks, for run(): infer already validated the input.
+inline int64_t int_at(const ConstTensorView& v, int64_t i) {
+  return v.dtype == DType::int64 ? v.as<int64_t>()[i] : v.as<int32_t>()[i];
+}
+
+// Outputs beyond this many elements are rejected: a hostile shape must not cause a huge allocation.
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+// True when every dim is >= 0 and the product stays within kMaxElements.
+[[nodiscard]] inline bool size_ok(std::span<const int64_t> d) {
+  for (int64_t x : d)
+    if (x < 0) return false;
+  for (int64_t x : d)
+    if (x == 0) return true;
+  int64_t n = 1;
+  for (int64_t x : d) {
+    if (n > kMaxElements / x) return false;
+    n *= x;
+  }
+  return true;
+}
+
+[[nodiscard]] inline Status check_rank(const Dims& d, const std::string& label) {
+  if (d.rank() > kMaxRank)
+    return make_error(label, ": rank ", d.rank(), " exceeds the maximum of ", kMaxRank);
+  return {};
+}
+
+// Builds Dims from a vector, failing on too high a rank or negative dims.
+[[nodiscard]] inline Expected<Dims> to_dims(std::span<const int64_t> v, const std::string& label) {
+  if (v.size() > static_cast<std::size_t>(kMaxRank))
+    return make_error(label, ": output rank ", v.size(), " exceeds the maximum of ", kMaxRank);
+  for (int64_t d : v)
+    if (d < 0) return make_error(label, ": negative output dimension in ", shape_str(v));
+  if (!size_ok(v)) return make_error(label, ": output shape ", shape_str(v), " is too large");
+  return Dims(v);
+}
+
+// numpy multidirectional broadcasting of two shapes; false if incompatible.
+[[nodiscard]] inline bool broadcast_dims(const Dims& a, const Dims& b, Dims& out) {
+  const int r = std::max(a.rank(), b.rank());
+  Dims o;
+  o.resize(r);
+  for (int i = 0; i < r; ++i) {
+    const int ia = i - (r - a.rank()), ib = i - (r - b.rank());
+    const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da == db || db == 1)
+      o[i] = da;
+    else if (da == 1)
+      o[i] = db;
+    else
+      return false;
+  }
+  out = o;
+  return true;
+}
+
+// Broadcasts all present inputs [first, last) into one shape, or an error naming both shapes.
+[[nodiscard]] inline Expected<Dims> broadcast_inputs(std::span<const ConstTensorView> in, std::size_t first,
+                                                     std::size_t last, const std::string& label) {
+  Dims out = in[first].dims;
+  for (std::size_t i = first + 1; i < last; ++i) {
+    Dims next;
+    if (!broadcast_dims(out, in[i].dims, next))
+      return make_error(label, ": incompatible broadcast shapes ", dims_str(out), " and ",
+                        dims_str(in[i].dims), " (input ", i, ")");
+    out = next;
+  }
+  return out;
+}
+
+// ---- dtype dispatch ----
+
+// Calls f(T{}) for the arithmetic dtypes float32, float64, int64, int32, and (when with_bool)
+// bool as uint8_t. Unknown dtypes call nothing: infer has rejected them.
+template <class F>
+void dispatch_numeric(DType t, F&& f, bool with_bool = false) {
+  switch (t) {
+    case DType::float32:
+      f(float{});
+      break;
+    case DType::float64:
+      f(double{});
+      break;
+    case DType::int64:
+      f(int64_t{});
+      break;
+    case DType::int32:
+      f(int32_t{});
+      break;
+    case DType::boolean:
+      if (with_bool) f(uint8_t{});
+      break;
+    default:
+      break;
+  }
+}
+
+// Calls f(T{}) with the unsigned integer type of an element of `esize` bytes, for pure moves.
+// Returns false (calling nothing) for other sizes.
+template <class F>
+bool dispatch_bytes(std::size_t esize, F&& f) {
+  switch (esize) {
+    case 1:
+      f(uint8_t{});
+      return true;
+    case 2:
+      f(uint16_t{});
+      return true;
+    case 4:
+      f(uint32_t{});
+      return true;
+    case 8:
+      f(uint64_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// ---- strided plan ----
+
+inline constexpr int kMaxOperands = 3;
+inline constexpr int kMaxPlanRank = 2 * kMaxRank;  // Tile doubles the rank
+
+struct Plan {
+  int rank = 1;
+  int n = 0;  // operands
+  std::array<int64_t, kMaxPlanRank> dims{};
+  std::array<std::array<int64_t, kMaxPlanRank>, kMaxOperands> strides{};
+
+  // Drops size-1 axes and merges axes contiguous for every operand. Output is row-major.
+  void coalesce() {
+    int w = 0;
+    for (int i = 0; i < rank; ++i) {
+      if (dims[i] == 1) continue;
+      if (w > 0) {
+        bool merge = true;
+        for (int k = 0; k < n; ++k)
+          if (strides[k][w - 1] != strides[k][i] * dims[i]) merge = false;
+        if (merge) {
+          dims[w - 1] *= dims[i];
+          for (int k = 0; k < n; ++k) strides[k][w - 1] = strides[k][i];
+          continue;
+        }
+      }
+      dims[w] = dims[i];
+      for (int k = 0; k < n; ++k) strides[k][w] = strides[k][i];
+      ++w;
+    }
+    if (w == 0) {
+      dims[0] = 1;
+      for (int k = 0; k < n; ++k) strides[k][0] = 0;
+      w = 1;
+    }
+    rank = w;
+  }
+  [[nodiscard]] int64_t inner() const { return dims[rank - 1]; }
+  [[nodiscard]] int64_t inner_stride(int k) const { return strides[k][rank - 1]; }
+};
+
+// Operand strides of `in` broadcast to `out` (0 on broadcast axes), aligned to out's rank.
+inline void set_broadcast_strides(Plan& p, int k, const Dims& in, const Dims& out) {
+  const int r = out.rank();
+  int64_t acc = 1;
+  for (int i = r - 1; i >= 0; --i) {
+    const int ii = i - (r - in.rank());
+    const int64_t d = ii >= 0 ? in[ii] : 1;
+    p.strides[k][i] = (d == 1) ? 0 : acc;
+    acc *= d;
+  }
+}
+
+// A plan for `out` with each operand broadcast to it.
+[[nodiscard]] inline Plan broadcast_plan(const Dims& out, std::initializer_list<const Dims*> ins) {
+  Plan p;
+  p.rank = out.rank();
+  p.n = static_cast<int>(ins.size());
+  for (int i = 0; i < out.rank(); ++i) p.dims[i] = out[i];
+  int k = 0;
+  for (const Dims* d : ins) set_broadcast_strides(p, k++, *d, out);
+  p.coalesce();
+  return p;
+}
+
+// Calls f(out_offset, offsets[N], len) for the contiguous runs of output elements [begin, end):
+// output elements out_offset .. out_offset+len-1 read operand k at offsets[k] + j*inner_stride(k).
+template <int N, class F>
+void for_each_run(const Plan& p, int64_t begin, int64_t end, const std::array<int64_t, N>& base, F&& f) {
+  if (begin >= end) return;
+  std::array<int64_t, kMaxPlanRank> coord{};
+  std::array<int64_t, N> off = base;
+  int64_t rem = begin;
+  for (int i = p.rank - 1; i >= 0; --i) {
+    coord[i] = rem % p.dims[i];
+    rem /= p.dims[i];
+    for (int k = 0; k < N; ++k) off[k] += coord[i] * p.strides[k][i];
+  }
+  const int last = p.rank - 1;
+  const int64_t inner = p.dims[last];
+  int64_t pos = begin;
+  while (pos < end) {
+    const int64_t len = std::min(inner - coord[last], end - pos);
+    f(pos, off, len);
+    pos += len;
+    coord[last] += len;
+    for (int k = 0; k < N; ++k) off[k] += len * p.strides[k][last];
+    if (coord[last] < inner) continue;
+    coord[last] = 0;
+    for (int k = 0; k < N; ++k) off[k] -= inner * p.strides[k][last];
+    for (int i = last - 1; i >= 0; --i) {
+      ++coord[i];
+      for (int k = 0; k < N; ++k) off[k] += p.strides[k][i];
+      if (coord[i] < p.dims[i]) break;
+      for (int k = 0; k < N; ++k) off[k] -= p.dims[i] * p.strides[k][i];
+      coord[i] = 0;
+    }
+  }
+}
+
+// Copies elements of `esize` bytes gathered through a one-operand plan into a contiguous output.
+inline void strided_copy(const Plan& p, const std::byte* src, int64_t src_base, std::byte* dst,
+                         std::size_t esize, int64_t total, const Parallel& par) {
+  par.for_range(total, kGrain, [&](int64_t b, int64_t e) {
+    for_each_run<1>(p, b, e, {src_base}, [&](int64_t o, const std::array<int64_t, 1>& off, int64_t len) {
+      const int64_t s = p.inner_stride(0);
+      std::byte* d = dst + o * static_cast<int64_t>(esize);
+      const std::byte* x = src + off[0] * static_cast<int64_t>(esize);
+      if (s == 1) {
+        std::memcpy(d, x, static_cast<std::size_t>(len) * esize);
+        return;
+      }
+      const bool done = dispatch_bytes(esize, [&](auto tag) {
+        using T = decltype(tag);
+        T* dt = reinterpret_cast<T*>(d);
+        const T* xt = reinterpret_cast<const T*>(x);
+        for (int64_t j = 0; j < len; ++j) dt[j] = xt[j * s];
+      });
+      if (!done)
+        for (int64_t j = 0; j < len; ++j)
+          std::memcpy(d + j * static_cast<int64_t>(esize), x + j * s * static_cast<int64_t>(esize), esize);
+    });
+  });
+}
+
+// Contiguous copy that tolerates aliasing (a future executor may run in place) and empty tensors.
+inline void copy_bytes(void* dst, const void* src, std::size_t n) {
+  if (n == 0 || dst == src) return;
+  std::memmove(dst, src, n);
+}
+
+// ---- float16 ----
+
+[[nodiscard]] inline float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    const float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
+  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+// Round to nearest even; overflow becomes infinity, NaN stays NaN.
+[[nodiscard]] inline uint16_t float_to_half(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  const uint32_t ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u : 0u));
+  if (ax >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
+  if (ax < 0x38800000u) {                                               // below 2^-14: subnormal
+    const float scaled = std::bit_cast<float>(ax) * 16777216.f;         // exact: power-of-two scale
+    return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(scaled)));
+  }
+  const uint32_t mant = ax & 0x7fffffu;
+  uint32_t h = (((ax >> 23) - 112) << 10) | (mant >> 13);
+  const uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+
+}  // namespace weave::kern
