@@ -1,0 +1,1312 @@
+/**
+ * SECTION:element-weaveinfer
+ * @title: weaveinfer
+ *
+ * Runs one neural-network model (an ONNX file or a compiled .weave artifact) on tensor
+ * streams. Pads come from the model: one `sink_<input>` per model input and one
+ * `src_<output>` per model output, names sanitized to [a-z0-9_]; the original tensor name
+ * travels in the caps (`tensor/x-raw, name=..., dtype=..., shape=<...>`). The pads exist as
+ * soon as the `model` property is set, so gst-launch-1.0 can link them by name.
+ *
+ * Each instance has its own streaming thread: sink pads validate and enqueue buffers into a
+ * bounded queue (`queue-size`; full = backpressure unless `leaky` says what to drop); the
+ * element's task gathers one buffer per input with the same timestamp, runs the model and
+ * pushes every output with the input's timestamps. Instances opening the same model share one
+ * immutable Factory (graph, params, plans); each has its own Executor.
+ *
+ * An ONNX model is compiled once into a .weave artifact in `cache-dir` (codec `compression`)
+ * and read from there while the ONNX file is unchanged.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 appsrc caps="tensor/x-raw,dtype=float32,shape=<1,3,224,224>" ! \
+ *     weaveinfer model=backbone.onnx name=bb \
+ *     bb.src_features ! queue ! weaveinfer model=head.onnx name=head \
+ *     head.src_logits ! fakesink
+ * ]|
+ *
+ * `model` can only be changed in the NULL or READY state; setting it later is refused with a
+ * warning and the running model is kept.
+ */
+#include "gst-plugin/gstweaveinfer.h"
+
+#include <gst/base/gstflowcombiner.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "caps/tensor_caps.h"
+#include "core/loader/compiled_cache.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/factory.h"
+#include "core/runtime/shared_pool.h"
+#include "core/runtime/tensor_names.h"
+#include "core/runtime/timestamp_gather.h"
+
+GST_DEBUG_CATEGORY_STATIC(gst_weave_infer_debug);
+#define GST_CAT_DEFAULT gst_weave_infer_debug
+
+namespace {
+
+enum {
+  PROP_0,
+  PROP_MODEL,
+  PROP_COMPRESSION,
+  PROP_CACHE_DIR,
+  PROP_THREADS,
+  PROP_QUEUE_SIZE,
+  PROP_LEAKY,
+  PROP_FRAMES_PROCESSED,
+  PROP_FRAMES_DROPPED,
+  PROP_MEAN_INFERENCE_MS,
+  PROP_LAST_INFERENCE_MS,
+  PROP_FACTORY_ID,
+  PROP_ARTIFACT,
+};
+
+constexpr int kDefaultQueueSize = 4;
+constexpr GstWeaveCompression kDefaultCompression = GST_WEAVE_COMPRESSION_ZLIB;
+constexpr GstWeaveInferLeaky kDefaultLeaky = GST_WEAVE_INFER_LEAKY_NONE;
+
+const char* codec_name(int c) {
+  switch (c) {
+    case GST_WEAVE_COMPRESSION_NONE:
+      return "none";
+    case GST_WEAVE_COMPRESSION_LZ4:
+      return "lz4";
+    case GST_WEAVE_COMPRESSION_ZSTD:
+      return "zstd";
+    default:
+      return "zlib";
+  }
+}
+
+struct PadInfo {
+  GstPad* pad = nullptr;  // owned by the element
+  weave::TensorInfo info;
+  // Sink: negotiated tensor. Src: dims of the caps last pushed.
+  bool has_caps = false;
+  weave::caps::CapsTensor tensor;
+  bool eos = false;  // sink: EOS received (streaming side)
+  uint64_t seq = 0;  // sink: counter for untimestamped buffers (task thread)
+};
+
+enum class ItemKind { buffer, event, caps, eos };
+
+struct Item {
+  ItemKind kind = ItemKind::buffer;
+  int pad = 0;
+  GstBuffer* buffer = nullptr;
+  GstEvent* event = nullptr;
+  std::vector<weave::Dims> dims;  // kind == caps: output dims from the plan
+
+  void release() {
+    if (buffer != nullptr) gst_buffer_unref(buffer);
+    if (event != nullptr) gst_event_unref(event);
+    buffer = nullptr;
+    event = nullptr;
+  }
+};
+
+}  // namespace
+
+// All C++ state lives here, behind one pointer in the GObject instance.
+struct WeaveInferImpl {
+  // Settings (GST_OBJECT_LOCK).
+  std::string model;
+  std::string cache_dir;
+  bool cache_dir_set = false;
+  int compression = kDefaultCompression;
+  int threads = 0;
+  int queue_size = kDefaultQueueSize;
+  int leaky = kDefaultLeaky;
+
+  // The loaded model (GST_OBJECT_LOCK; changed only in NULL/READY).
+  std::shared_ptr<const weave::Factory> factory;
+  std::string load_error;
+  std::string artifact_path;
+  std::string loaded_key;  // model|codec|cache dir the factory was loaded with
+  std::vector<PadInfo> sinks;
+  std::vector<PadInfo> srcs;
+  GstFlowCombiner* combiner = nullptr;
+
+  // Streaming (lock).
+  GMutex lock;
+  GCond item_added;
+  GCond item_removed;
+  std::deque<Item> queue;
+  int queued_buffers = 0;
+  bool flushing = true;
+  GstFlowReturn srcresult = GST_FLOW_FLUSHING;
+
+  // Task thread only.
+  std::unique_ptr<weave::Executor> executor;
+  std::unique_ptr<weave::TimestampGather<GstBuffer*>> gather;
+  int eos_count = 0;
+  bool stream_started = false;
+  bool segment_pushed = false;
+  bool eos_pushed = false;
+  // Sticky events (segment, tags) that arrived before the output caps could be known (a
+  // multi-input model needs caps on every input): pushed right after the caps, in order.
+  std::vector<GstEvent*> held;
+
+  // Statistics (read from any thread).
+  std::atomic<uint64_t> processed{0};
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<double> total_ms{0.0};
+  std::atomic<double> last_ms{0.0};
+};
+
+struct _GstWeaveInfer {
+  GstElement parent;
+  WeaveInferImpl* impl;
+};
+
+G_DEFINE_TYPE(GstWeaveInfer, gst_weave_infer, GST_TYPE_ELEMENT)
+
+GType gst_weave_compression_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_WEAVE_COMPRESSION_NONE, "Params stored uncompressed (used in place from the mapped file)", "none"},
+      {GST_WEAVE_COMPRESSION_ZLIB, "zlib (deflate)", "zlib"},
+      {GST_WEAVE_COMPRESSION_LZ4, "LZ4 (fast decompression; needs a build with lz4)", "lz4"},
+      {GST_WEAVE_COMPRESSION_ZSTD, "Zstandard (needs a build with zstd)", "zstd"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type)) {
+    GType t = g_enum_register_static("GstWeaveCompression", values);
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
+
+GType gst_weave_infer_leaky_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_WEAVE_INFER_LEAKY_NONE, "Not leaky: block upstream while the queue is full", "none"},
+      {GST_WEAVE_INFER_LEAKY_UPSTREAM, "Drop the incoming buffer when the queue is full", "upstream"},
+      {GST_WEAVE_INFER_LEAKY_DOWNSTREAM, "Drop the oldest queued buffer when the queue is full",
+       "downstream"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type)) {
+    GType t = g_enum_register_static("GstWeaveInferLeaky", values);
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
+
+static GstStaticPadTemplate sink_template =
+    GST_STATIC_PAD_TEMPLATE("sink_%s", GST_PAD_SINK, GST_PAD_SOMETIMES, GST_STATIC_CAPS("tensor/x-raw"));
+static GstStaticPadTemplate src_template =
+    GST_STATIC_PAD_TEMPLATE("src_%s", GST_PAD_SRC, GST_PAD_SOMETIMES, GST_STATIC_CAPS("tensor/x-raw"));
+
+static GstFlowReturn weave_infer_chain(GstPad* pad, GstObject* parent, GstBuffer* buffer);
+static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent* event);
+static gboolean weave_infer_sink_query(GstPad* pad, GstObject* parent, GstQuery* query);
+static gboolean weave_infer_src_event(GstPad* pad, GstObject* parent, GstEvent* event);
+static gboolean weave_infer_src_query(GstPad* pad, GstObject* parent, GstQuery* query);
+static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode,
+                                              gboolean active);
+static void weave_infer_loop(gpointer user_data);
+
+static int pad_index(GstPad* pad) {
+  return GPOINTER_TO_INT(gst_pad_get_element_private(pad));
+}
+
+static std::string pad_list(const WeaveInferImpl* impl) {
+  std::string s;
+  for (const auto* v : {&impl->sinks, &impl->srcs})
+    for (const auto& p : *v) {
+      if (!s.empty()) s += ", ";
+      s += GST_PAD_NAME(p.pad);
+    }
+  return s.empty() ? std::string("none") : s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model loading and pads (NULL/READY only)
+
+static void remove_pads(GstWeaveInfer* self) {
+  WeaveInferImpl* impl = self->impl;
+  if (impl->combiner != nullptr) {
+    gst_flow_combiner_free(impl->combiner);
+    impl->combiner = nullptr;
+  }
+  for (auto* v : {&impl->sinks, &impl->srcs})
+    for (auto& p : *v) gst_element_remove_pad(GST_ELEMENT(self), p.pad);
+  impl->sinks.clear();
+  impl->srcs.clear();
+}
+
+static void add_pads(GstWeaveInfer* self, const weave::Factory& f) {
+  WeaveInferImpl* impl = self->impl;
+  impl->combiner = gst_flow_combiner_new();
+  std::vector<std::string> in_names, out_names;
+  for (const auto& i : f.inputs()) in_names.push_back(i.name);
+  for (const auto& o : f.outputs()) out_names.push_back(o.name);
+  auto in_ids = weave::unique_tensor_names(in_names);
+  auto out_ids = weave::unique_tensor_names(out_names);
+  GstElementClass* klass = GST_ELEMENT_GET_CLASS(self);
+  for (std::size_t i = 0; i < in_ids.size(); ++i) {
+    std::string name = "sink_" + in_ids[i];
+    GstPad* pad =
+        gst_pad_new_from_template(gst_element_class_get_pad_template(klass, "sink_%s"), name.c_str());
+    gst_pad_set_element_private(pad, GINT_TO_POINTER(static_cast<int>(i)));
+    gst_pad_set_chain_function(pad, GST_DEBUG_FUNCPTR(weave_infer_chain));
+    gst_pad_set_event_function(pad, GST_DEBUG_FUNCPTR(weave_infer_sink_event));
+    gst_pad_set_query_function(pad, GST_DEBUG_FUNCPTR(weave_infer_sink_query));
+    PadInfo info;
+    info.pad = pad;
+    info.info = f.input_info(static_cast<int>(i));
+    impl->sinks.push_back(std::move(info));
+  }
+  for (std::size_t i = 0; i < out_ids.size(); ++i) {
+    std::string name = "src_" + out_ids[i];
+    GstPad* pad =
+        gst_pad_new_from_template(gst_element_class_get_pad_template(klass, "src_%s"), name.c_str());
+    gst_pad_set_element_private(pad, GINT_TO_POINTER(static_cast<int>(i)));
+    gst_pad_set_event_function(pad, GST_DEBUG_FUNCPTR(weave_infer_src_event));
+    gst_pad_set_query_function(pad, GST_DEBUG_FUNCPTR(weave_infer_src_query));
+    gst_pad_set_activatemode_function(pad, GST_DEBUG_FUNCPTR(weave_infer_src_activate_mode));
+    PadInfo info;
+    info.pad = pad;
+    info.info = f.output_info(static_cast<int>(i));
+    impl->srcs.push_back(std::move(info));
+    gst_flow_combiner_add_pad(impl->combiner, pad);
+  }
+  // The pad vectors are complete before any pad becomes visible (pad-added handlers query).
+  for (auto* v : {&impl->sinks, &impl->srcs})
+    for (auto& p : *v) gst_element_add_pad(GST_ELEMENT(self), p.pad);
+  gst_element_no_more_pads(GST_ELEMENT(self));
+}
+
+static bool same_interface(const weave::Factory& a, const weave::Factory& b) {
+  if (a.num_inputs() != b.num_inputs() || a.num_outputs() != b.num_outputs()) return false;
+  for (int i = 0; i < a.num_inputs(); ++i)
+    if (a.input_info(i).name != b.input_info(i).name) return false;
+  for (int i = 0; i < a.num_outputs(); ++i)
+    if (a.output_info(i).name != b.output_info(i).name) return false;
+  return true;
+}
+
+// Loads the model named by the settings. `make_pads`: rebuild the pads (model changed);
+// otherwise the new factory must have the interface the pads were made for. Returns false
+// with impl->load_error set on failure.
+static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) {
+  WeaveInferImpl* impl = self->impl;
+  GST_OBJECT_LOCK(self);
+  std::string model = impl->model;
+  weave::CompiledCacheOptions opts;
+  opts.cache_dir = impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
+  opts.codec = codec_name(impl->compression);
+  GST_OBJECT_UNLOCK(self);
+  std::string key = model + "|" + opts.codec + "|" + opts.cache_dir;
+
+  if (make_pads) remove_pads(self);
+  std::shared_ptr<const weave::Factory> old = impl->factory;
+  impl->factory.reset();
+  impl->artifact_path.clear();
+  impl->load_error.clear();
+  impl->loaded_key.clear();
+  if (model.empty()) {
+    impl->load_error = "no model set (property 'model')";
+    return false;
+  }
+  auto loaded = weave::load_factory_compiled(model, opts);
+  if (loaded && (loaded->factory->num_inputs() == 0 || loaded->factory->num_outputs() == 0))
+    loaded = weave::Error(model + ": the model needs at least one input and one output");
+  if (!loaded) {
+    impl->load_error = loaded.message();
+    GST_WARNING_OBJECT(self, "cannot load model '%s': %s", model.c_str(), impl->load_error.c_str());
+    // gst-launch-1.0 has no bus yet while it sets properties: say it where users look.
+    if (from_property)
+      g_warning("weaveinfer %s: cannot load model '%s': %s", GST_OBJECT_NAME(self), model.c_str(),
+                impl->load_error.c_str());
+    GST_ELEMENT_WARNING(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()),
+                        ("%s", impl->load_error.c_str()));
+    return false;
+  }
+  if (!loaded->warning.empty()) GST_WARNING_OBJECT(self, "model cache: %s", loaded->warning.c_str());
+  if (!make_pads && old && !same_interface(*old, *loaded->factory)) {
+    impl->load_error =
+        model + ": the model's inputs or outputs changed since its pads were made; set 'model' again";
+    return false;
+  }
+  GST_OBJECT_LOCK(self);
+  impl->factory = loaded->factory;
+  impl->artifact_path = loaded->artifact_path;
+  impl->loaded_key = key;
+  GST_OBJECT_UNLOCK(self);
+  GST_INFO_OBJECT(self, "model '%s' loaded (factory %p, artifact '%s'%s)", model.c_str(),
+                  static_cast<const void*>(impl->factory.get()), impl->artifact_path.c_str(),
+                  loaded->compiled_now ? ", compiled now" : "");
+  if (make_pads) {
+    add_pads(self, *impl->factory);
+    GST_INFO_OBJECT(self, "pads: %s", pad_list(impl).c_str());
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queue
+
+static void clear_queue_locked(WeaveInferImpl* impl) {
+  for (auto& item : impl->queue) item.release();
+  impl->queue.clear();
+  impl->queued_buffers = 0;
+  g_cond_broadcast(&impl->item_removed);
+}
+
+static void reset_gather(WeaveInferImpl* impl, bool count_dropped) {
+  if (!impl->gather) return;
+  std::vector<GstBuffer*> dropped;
+  impl->gather->reset(dropped);
+  if (count_dropped) impl->dropped += dropped.size();
+  for (GstBuffer* b : dropped) gst_buffer_unref(b);
+}
+
+// Enqueues a serialized event or caps item (never blocks, never counted against queue-size).
+static void enqueue(WeaveInferImpl* impl, Item item) {
+  g_mutex_lock(&impl->lock);
+  if (impl->flushing) {
+    g_mutex_unlock(&impl->lock);
+    item.release();
+    return;
+  }
+  impl->queue.push_back(std::move(item));
+  g_cond_signal(&impl->item_added);
+  g_mutex_unlock(&impl->lock);
+}
+
+static GstFlowReturn weave_infer_chain(GstPad* pad, GstObject* parent, GstBuffer* buffer) {
+  auto* self = GST_WEAVE_INFER(parent);
+  WeaveInferImpl* impl = self->impl;
+  int index = pad_index(pad);
+  if (index < 0 || index >= static_cast<int>(impl->sinks.size())) {
+    gst_buffer_unref(buffer);
+    return GST_FLOW_ERROR;
+  }
+  PadInfo& sp = impl->sinks[index];
+
+  g_mutex_lock(&impl->lock);
+  if (impl->flushing) {
+    GstFlowReturn r = impl->srcresult;
+    g_mutex_unlock(&impl->lock);
+    gst_buffer_unref(buffer);
+    return r == GST_FLOW_OK ? GST_FLOW_FLUSHING : r;
+  }
+  if (sp.eos) {
+    g_mutex_unlock(&impl->lock);
+    gst_buffer_unref(buffer);
+    return GST_FLOW_EOS;
+  }
+  if (impl->srcresult != GST_FLOW_OK) {
+    GstFlowReturn r = impl->srcresult;
+    g_mutex_unlock(&impl->lock);
+    gst_buffer_unref(buffer);
+    return r;
+  }
+  if (!sp.has_caps) {
+    g_mutex_unlock(&impl->lock);
+    gst_buffer_unref(buffer);
+    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Pad %s got a buffer before caps.", GST_PAD_NAME(pad)),
+                      (nullptr));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  std::size_t want = sp.tensor.bytes();
+  std::size_t have = gst_buffer_get_size(buffer);
+  if (have != want) {
+    std::string shape = weave::caps::shape_text(sp.tensor.dims);
+    g_mutex_unlock(&impl->lock);
+    gst_buffer_unref(buffer);
+    GST_ELEMENT_ERROR(self, STREAM, FORMAT,
+                      ("Pad %s: buffer of %zu bytes, but caps %s %s need %zu bytes.", GST_PAD_NAME(pad), have,
+                       std::string(weave::dtype_name(sp.tensor.dtype)).c_str(), shape.c_str(), want),
+                      (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  while (impl->queued_buffers >= impl->queue_size) {
+    if (impl->leaky == GST_WEAVE_INFER_LEAKY_UPSTREAM) {
+      ++impl->dropped;
+      g_mutex_unlock(&impl->lock);
+      GST_LOG_OBJECT(self, "queue full, dropping the incoming buffer");
+      gst_buffer_unref(buffer);
+      return GST_FLOW_OK;
+    }
+    if (impl->leaky == GST_WEAVE_INFER_LEAKY_DOWNSTREAM) {
+      for (auto it = impl->queue.begin(); it != impl->queue.end(); ++it) {
+        if (it->kind != ItemKind::buffer) continue;
+        it->release();
+        impl->queue.erase(it);
+        --impl->queued_buffers;
+        ++impl->dropped;
+        GST_LOG_OBJECT(self, "queue full, dropped the oldest buffer");
+        break;
+      }
+      continue;
+    }
+    g_cond_wait(&impl->item_removed, &impl->lock);
+    if (impl->flushing || impl->srcresult != GST_FLOW_OK) {
+      GstFlowReturn r = impl->flushing ? GST_FLOW_FLUSHING : impl->srcresult;
+      g_mutex_unlock(&impl->lock);
+      gst_buffer_unref(buffer);
+      return r;
+    }
+  }
+  Item item;
+  item.kind = ItemKind::buffer;
+  item.pad = index;
+  item.buffer = buffer;
+  impl->queue.push_back(std::move(item));
+  ++impl->queued_buffers;
+  g_cond_signal(&impl->item_added);
+  g_mutex_unlock(&impl->lock);
+  return GST_FLOW_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events and queries
+
+static void start_task(GstWeaveInfer* self) {
+  WeaveInferImpl* impl = self->impl;
+  if (impl->srcs.empty()) return;
+  g_mutex_lock(&impl->lock);
+  impl->flushing = false;
+  impl->srcresult = GST_FLOW_OK;
+  g_mutex_unlock(&impl->lock);
+  gst_pad_start_task(impl->srcs[0].pad, weave_infer_loop, self, nullptr);
+}
+
+static void set_flushing(WeaveInferImpl* impl, GstFlowReturn why) {
+  g_mutex_lock(&impl->lock);
+  impl->flushing = true;
+  impl->srcresult = why;
+  g_cond_broadcast(&impl->item_added);
+  g_cond_broadcast(&impl->item_removed);
+  g_mutex_unlock(&impl->lock);
+}
+
+static bool post_negotiation_error(GstWeaveInfer* self, const std::string& message) {
+  GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("%s", message.c_str()), (nullptr));
+  return false;
+}
+
+static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) {
+  WeaveInferImpl* impl = self->impl;
+  PadInfo& sp = impl->sinks[index];
+  auto t = weave::caps::parse_fixed_caps(caps);
+  if (!t)
+    return post_negotiation_error(self, std::string("pad ") + GST_PAD_NAME(sp.pad) + ": " + t.message());
+  auto fits = weave::caps::check_fits(*t, sp.info, GST_PAD_NAME(sp.pad), "input");
+  if (!fits) return post_negotiation_error(self, fits.message());
+
+  std::vector<weave::Dims> in_dims;
+  g_mutex_lock(&impl->lock);
+  sp.tensor = *t;
+  sp.has_caps = true;
+  bool all = true;
+  for (const auto& s : impl->sinks) {
+    all = all && s.has_caps;
+    in_dims.push_back(s.tensor.dims);
+  }
+  g_mutex_unlock(&impl->lock);
+  GST_DEBUG_OBJECT(self, "pad %s: caps %" GST_PTR_FORMAT, GST_PAD_NAME(sp.pad), caps);
+  if (!all) return TRUE;
+
+  auto plan = impl->factory->plan_for(in_dims);
+  if (!plan) {
+    std::string shapes;
+    for (const auto& s : impl->sinks)
+      shapes += std::string(shapes.empty() ? "" : ", ") + GST_PAD_NAME(s.pad) + " " +
+                weave::caps::shape_text(s.tensor.dims);
+    return post_negotiation_error(self,
+                                  "the model cannot run with input shapes " + shapes + ": " + plan.message());
+  }
+  const auto& graph = impl->factory->graph();
+  Item item;
+  item.kind = ItemKind::caps;
+  for (int32_t v : graph.outputs) item.dims.push_back((*plan)->slots[v].dims);
+  enqueue(impl, std::move(item));
+  return TRUE;
+}
+
+static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+  auto* self = GST_WEAVE_INFER(parent);
+  WeaveInferImpl* impl = self->impl;
+  int index = pad_index(pad);
+  if (index < 0 || index >= static_cast<int>(impl->sinks.size()))
+    return gst_pad_event_default(pad, parent, event);
+  GST_LOG_OBJECT(pad, "event %" GST_PTR_FORMAT, event);
+
+  switch (GST_EVENT_TYPE(event)) {
+    case GST_EVENT_CAPS: {
+      GstCaps* caps = nullptr;
+      gst_event_parse_caps(event, &caps);
+      gboolean ok = handle_sink_caps(self, index, caps);
+      gst_event_unref(event);
+      return ok;
+    }
+    case GST_EVENT_FLUSH_START: {
+      for (auto& s : impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
+      gst_event_unref(event);
+      set_flushing(impl, GST_FLOW_FLUSHING);
+      if (!impl->srcs.empty()) gst_pad_pause_task(impl->srcs[0].pad);
+      return TRUE;
+    }
+    case GST_EVENT_FLUSH_STOP: {
+      g_mutex_lock(&impl->lock);
+      clear_queue_locked(impl);
+      for (auto& s : impl->sinks) s.eos = false;
+      g_mutex_unlock(&impl->lock);
+      // The task is paused (flush-start): its state is ours to reset.
+      reset_gather(impl, false);
+      impl->eos_count = 0;
+      impl->eos_pushed = false;
+      if (impl->combiner != nullptr) gst_flow_combiner_reset(impl->combiner);
+      for (auto& s : impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
+      gst_event_unref(event);
+      if (!impl->srcs.empty() && gst_pad_is_active(impl->srcs[0].pad)) start_task(self);
+      return TRUE;
+    }
+    case GST_EVENT_EOS: {
+      g_mutex_lock(&impl->lock);
+      impl->sinks[index].eos = true;
+      g_mutex_unlock(&impl->lock);
+      Item item;
+      item.kind = ItemKind::eos;
+      item.pad = index;
+      gst_event_unref(event);
+      enqueue(impl, std::move(item));
+      return TRUE;
+    }
+    case GST_EVENT_GAP:
+      gst_event_unref(event);
+      return TRUE;
+    case GST_EVENT_STREAM_START:
+    case GST_EVENT_SEGMENT:
+    default:
+      if (!GST_EVENT_IS_SERIALIZED(event)) return gst_pad_event_default(pad, parent, event);
+      // Stream-level events of a multi-input model come from its first input only.
+      if (index != 0) {
+        gst_event_unref(event);
+        return TRUE;
+      }
+      Item item;
+      item.kind = ItemKind::event;
+      item.event = event;
+      enqueue(impl, std::move(item));
+      return TRUE;
+  }
+}
+
+static gboolean weave_infer_sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+  auto* self = GST_WEAVE_INFER(parent);
+  WeaveInferImpl* impl = self->impl;
+  int index = pad_index(pad);
+  if (index < 0 || index >= static_cast<int>(impl->sinks.size()))
+    return gst_pad_query_default(pad, parent, query);
+  const PadInfo& sp = impl->sinks[index];
+  switch (GST_QUERY_TYPE(query)) {
+    case GST_QUERY_CAPS: {
+      GstCaps* filter = nullptr;
+      gst_query_parse_caps(query, &filter);
+      auto mine = weave::caps::caps_from_info(sp.info, false);
+      if (!mine) return FALSE;
+      auto result = weave::caps::intersect(filter, mine->get());
+      gst_query_set_caps_result(query, result.get());
+      return TRUE;
+    }
+    case GST_QUERY_ACCEPT_CAPS: {
+      // Any fixed tensor caps are accepted here; the CAPS event checks them against the model
+      // and posts an error naming both shapes (a refused accept-caps would only surface as a
+      // bare not-negotiated). The caps query above is exact, so link-time negotiation is not
+      // loosened.
+      GstCaps* caps = nullptr;
+      gst_query_parse_accept_caps(query, &caps);
+      auto t = weave::caps::parse_fixed_caps(caps);
+      if (t) {
+        auto fits = weave::caps::check_fits(*t, sp.info, GST_PAD_NAME(pad));
+        if (!fits) GST_INFO_OBJECT(pad, "%s", fits.message().c_str());
+      }
+      gst_query_set_accept_caps_result(query, t.ok());
+      return TRUE;
+    }
+    case GST_QUERY_ALLOCATION:
+      // Outputs are new buffers; upstream's allocation is none of downstream's business.
+      return FALSE;
+    default:
+      return gst_pad_query_default(pad, parent, query);
+  }
+}
+
+static gboolean weave_infer_src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
+  // Upstream events (seek, QoS, reconfigure, ...) go to every input.
+  return gst_pad_event_default(pad, parent, event);
+}
+
+static gboolean weave_infer_src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
+  auto* self = GST_WEAVE_INFER(parent);
+  WeaveInferImpl* impl = self->impl;
+  int index = pad_index(pad);
+  if (index < 0 || index >= static_cast<int>(impl->srcs.size()))
+    return gst_pad_query_default(pad, parent, query);
+  switch (GST_QUERY_TYPE(query)) {
+    case GST_QUERY_CAPS: {
+      GstCaps* filter = nullptr;
+      gst_query_parse_caps(query, &filter);
+      g_mutex_lock(&impl->lock);
+      bool fixed = impl->srcs[index].has_caps;
+      weave::caps::CapsTensor t = impl->srcs[index].tensor;
+      g_mutex_unlock(&impl->lock);
+      weave::caps::CapsPtr mine;
+      if (fixed) {
+        mine = weave::caps::caps_from_dims(t.name, t.dtype, t.dims);
+      } else {
+        auto c = weave::caps::caps_from_info(impl->srcs[index].info, true);
+        if (!c) return FALSE;
+        mine = std::move(*c);
+      }
+      auto result = weave::caps::intersect(filter, mine.get());
+      gst_query_set_caps_result(query, result.get());
+      return TRUE;
+    }
+    case GST_QUERY_LATENCY: {
+      // The latency of the slowest input; the element adds no fixed latency of its own.
+      gboolean live = FALSE;
+      GstClockTime min = 0, max = GST_CLOCK_TIME_NONE;
+      bool any = false;
+      for (auto& s : impl->sinks) {
+        GstQuery* q = gst_query_new_latency();
+        if (gst_pad_peer_query(s.pad, q)) {
+          gboolean l = FALSE;
+          GstClockTime mn = 0, mx = GST_CLOCK_TIME_NONE;
+          gst_query_parse_latency(q, &l, &mn, &mx);
+          any = true;
+          live = live || l;
+          if (mn > min) min = mn;
+          if (GST_CLOCK_TIME_IS_VALID(mx) && (!GST_CLOCK_TIME_IS_VALID(max) || mx < max)) max = mx;
+        }
+        gst_query_unref(q);
+      }
+      if (!any) return FALSE;
+      gst_query_set_latency(query, live, min, max);
+      return TRUE;
+    }
+    default:
+      return gst_pad_query_default(pad, parent, query);
+  }
+}
+
+static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode,
+                                              gboolean active) {
+  auto* self = GST_WEAVE_INFER(parent);
+  WeaveInferImpl* impl = self->impl;
+  if (mode != GST_PAD_MODE_PUSH) return FALSE;
+  // The task lives on the first src pad; the others only follow.
+  if (impl->srcs.empty() || pad != impl->srcs[0].pad) return TRUE;
+  if (active) {
+    start_task(self);
+    return TRUE;
+  }
+  set_flushing(impl, GST_FLOW_FLUSHING);
+  return gst_pad_stop_task(pad);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The streaming task
+
+static void ensure_stream_start(GstWeaveInfer* self, GstEvent* upstream) {
+  WeaveInferImpl* impl = self->impl;
+  guint group = 0;
+  bool has_group = upstream != nullptr && gst_event_parse_group_id(upstream, &group);
+  const gchar* upstream_id = nullptr;
+  if (upstream != nullptr) gst_event_parse_stream_start(upstream, &upstream_id);
+  // One stream per output; gst_pad_create_stream_id() only serves elements with one sink pad.
+  std::string base;
+  if (upstream_id != nullptr) {
+    base = upstream_id;
+  } else {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%08x%08x", g_random_int(), g_random_int());
+    base = buf;
+  }
+  for (auto& s : impl->srcs) {
+    std::string id = base + "/" + GST_PAD_NAME(s.pad);
+    GstEvent* ev = gst_event_new_stream_start(id.c_str());
+    if (has_group) gst_event_set_group_id(ev, group);
+    gst_pad_push_event(s.pad, ev);
+  }
+  impl->stream_started = true;
+}
+
+static void push_src_caps(GstWeaveInfer* self, int k, const weave::Dims& dims) {
+  WeaveInferImpl* impl = self->impl;
+  PadInfo& s = impl->srcs[k];
+  if (!impl->stream_started) ensure_stream_start(self, nullptr);
+  weave::caps::CapsTensor t;
+  t.name = s.info.name;
+  t.dtype = s.info.dtype;
+  t.dims = dims;
+  auto caps = weave::caps::caps_from_dims(t.name, t.dtype, t.dims);
+  g_mutex_lock(&impl->lock);
+  s.tensor = t;
+  s.has_caps = true;
+  g_mutex_unlock(&impl->lock);
+  GST_DEBUG_OBJECT(s.pad, "caps %" GST_PTR_FORMAT, caps.get());
+  gst_pad_push_event(s.pad, gst_event_new_caps(caps.get()));
+}
+
+static void push_all(GstWeaveInfer* self, GstEvent* event) {
+  for (auto& s : self->impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
+  gst_event_unref(event);
+}
+
+static bool src_caps_known(const WeaveInferImpl* impl) {
+  for (const auto& s : impl->srcs)
+    if (!s.has_caps) return false;
+  return true;
+}
+
+static void push_held(GstWeaveInfer* self) {
+  WeaveInferImpl* impl = self->impl;
+  std::vector<GstEvent*> held;
+  held.swap(impl->held);
+  for (GstEvent* ev : held) {
+    if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) impl->segment_pushed = true;
+    push_all(self, ev);
+  }
+}
+
+static void drop_held(WeaveInferImpl* impl) {
+  for (GstEvent* ev : impl->held) gst_event_unref(ev);
+  impl->held.clear();
+}
+
+static GstFlowReturn run_set(GstWeaveInfer* self, std::vector<GstBuffer*>& inputs) {
+  WeaveInferImpl* impl = self->impl;
+  if (!impl->stream_started) ensure_stream_start(self, nullptr);
+  std::vector<GstMapInfo> maps(inputs.size());
+  std::size_t mapped = 0;
+  GstFlowReturn ret = GST_FLOW_OK;
+  for (; mapped < inputs.size(); ++mapped) {
+    if (!gst_buffer_map(inputs[mapped], &maps[mapped], GST_MAP_READ)) {
+      GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map an input buffer."), (nullptr));
+      ret = GST_FLOW_ERROR;
+      break;
+    }
+  }
+  if (ret == GST_FLOW_OK) {
+    for (std::size_t i = 0; i < inputs.size() && ret == GST_FLOW_OK; ++i) {
+      const auto& t = impl->sinks[i].tensor;
+      weave::Status st = impl->executor->set_input(static_cast<int>(i),
+                                                   weave::ConstTensorView{maps[i].data, t.dtype, t.dims});
+      if (!st) {
+        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", st.message().c_str()), (nullptr));
+        ret = GST_FLOW_ERROR;
+      }
+    }
+  }
+  if (ret == GST_FLOW_OK) {
+    auto t0 = std::chrono::steady_clock::now();
+    weave::Status st = impl->executor->run();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (!st) {
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Inference failed: %s", st.message().c_str()), (nullptr));
+      ret = GST_FLOW_ERROR;
+    } else {
+      impl->last_ms = ms;
+      impl->total_ms = impl->total_ms + ms;
+      ++impl->processed;
+    }
+  }
+  for (std::size_t i = 0; i < mapped; ++i) gst_buffer_unmap(inputs[i], &maps[i]);
+  if (ret != GST_FLOW_OK) return ret;
+
+  GstBuffer* first = inputs.empty() ? nullptr : inputs[0];
+  std::vector<weave::ConstTensorView> outs;
+  for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
+    auto out = impl->executor->output(static_cast<int>(k));
+    if (!out) {
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", out.message().c_str()), (nullptr));
+      return GST_FLOW_ERROR;
+    }
+    PadInfo& s = impl->srcs[k];
+    // Outputs whose dims depend on the data get new caps when they change.
+    if (!s.has_caps || !(s.tensor.dims == out->dims) || s.tensor.dtype != out->dtype)
+      push_src_caps(self, static_cast<int>(k), out->dims);
+    outs.push_back(*out);
+  }
+  // Sticky order: caps, then segment (and held tags), then data.
+  if (!impl->held.empty()) push_held(self);
+  if (!impl->segment_pushed) {
+    GstSegment seg;
+    gst_segment_init(&seg, GST_FORMAT_TIME);
+    push_all(self, gst_event_new_segment(&seg));
+    impl->segment_pushed = true;
+  }
+  for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
+    std::size_t bytes = outs[k].bytes();
+    GstBuffer* buf = gst_buffer_new_allocate(nullptr, bytes, nullptr);
+    if (bytes > 0) gst_buffer_fill(buf, 0, outs[k].data, bytes);
+    if (first != nullptr)
+      gst_buffer_copy_into(buf, first, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
+    GstFlowReturn r = gst_pad_push(impl->srcs[k].pad, buf);
+    ret = gst_flow_combiner_update_pad_flow(impl->combiner, impl->srcs[k].pad, r);
+  }
+  return ret;
+}
+
+static GstFlowReturn handle_buffer(GstWeaveInfer* self, int pad, GstBuffer* buffer) {
+  WeaveInferImpl* impl = self->impl;
+  PadInfo& sp = impl->sinks[pad];
+  uint64_t key = GST_BUFFER_PTS_IS_VALID(buffer) ? GST_BUFFER_PTS(buffer) : sp.seq++;
+  std::vector<GstBuffer*> dropped;
+  auto set = impl->gather->push(pad, key, buffer, dropped);
+  if (!dropped.empty()) {
+    GST_DEBUG_OBJECT(self, "%zu buffers without partners dropped", dropped.size());
+    impl->dropped += dropped.size();
+    for (GstBuffer* b : dropped) gst_buffer_unref(b);
+  }
+  if (!set) return GST_FLOW_OK;
+  GstFlowReturn ret = run_set(self, set->items);
+  for (GstBuffer* b : set->items) gst_buffer_unref(b);
+  return ret;
+}
+
+static void weave_infer_loop(gpointer user_data) {
+  auto* self = GST_WEAVE_INFER(user_data);
+  WeaveInferImpl* impl = self->impl;
+  g_mutex_lock(&impl->lock);
+  while (impl->queue.empty() && !impl->flushing) g_cond_wait(&impl->item_added, &impl->lock);
+  if (impl->flushing) {
+    g_mutex_unlock(&impl->lock);
+    gst_pad_pause_task(impl->srcs[0].pad);
+    return;
+  }
+  Item item = std::move(impl->queue.front());
+  impl->queue.pop_front();
+  if (item.kind == ItemKind::buffer) {
+    --impl->queued_buffers;
+    g_cond_signal(&impl->item_removed);
+  }
+  g_mutex_unlock(&impl->lock);
+
+  GstFlowReturn ret = GST_FLOW_OK;
+  switch (item.kind) {
+    case ItemKind::buffer:
+      ret = handle_buffer(self, item.pad, item.buffer);
+      item.buffer = nullptr;  // handed over
+      break;
+    case ItemKind::caps:
+      for (std::size_t k = 0; k < impl->srcs.size() && k < item.dims.size(); ++k)
+        push_src_caps(self, static_cast<int>(k), item.dims[k]);
+      push_held(self);
+      break;
+    case ItemKind::event: {
+      GstEvent* ev = item.event;
+      item.event = nullptr;
+      if (GST_EVENT_TYPE(ev) == GST_EVENT_STREAM_START) {
+        ensure_stream_start(self, ev);
+        gst_event_unref(ev);
+      } else if (GST_EVENT_IS_STICKY(ev) && !src_caps_known(impl)) {
+        impl->held.push_back(ev);
+      } else {
+        if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) {
+          if (!impl->stream_started) ensure_stream_start(self, nullptr);
+          impl->segment_pushed = true;
+        }
+        push_all(self, ev);
+      }
+      break;
+    }
+    case ItemKind::eos:
+      if (++impl->eos_count >= static_cast<int>(impl->sinks.size()) && !impl->eos_pushed) {
+        reset_gather(impl, true);
+        if (!impl->stream_started) ensure_stream_start(self, nullptr);
+        impl->eos_pushed = true;
+        push_all(self, gst_event_new_eos());
+      }
+      break;
+  }
+  item.release();
+
+  if (ret == GST_FLOW_OK) return;
+  GST_DEBUG_OBJECT(self, "pausing task: %s", gst_flow_get_name(ret));
+  g_mutex_lock(&impl->lock);
+  impl->srcresult = ret;
+  g_cond_broadcast(&impl->item_removed);
+  g_mutex_unlock(&impl->lock);
+  gst_pad_pause_task(impl->srcs[0].pad);
+  if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS) {
+    GST_ELEMENT_FLOW_ERROR(self, ret);
+    push_all(self, gst_event_new_eos());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// State changes
+
+static bool prepare_to_run(GstWeaveInfer* self) {
+  WeaveInferImpl* impl = self->impl;
+  GST_OBJECT_LOCK(self);
+  std::string model = impl->model;
+  std::string key = model + "|" + codec_name(impl->compression) + "|" +
+                    (impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir());
+  int threads = impl->threads;
+  GST_OBJECT_UNLOCK(self);
+  if (model.empty()) {
+    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
+                      ("No model set: set the 'model' property to an .onnx or .weave file."), (nullptr));
+    return false;
+  }
+  // Compression or cache settings changed since the pads were made: load with the new ones.
+  if (!impl->factory || impl->loaded_key != key) load_model(self, impl->srcs.empty(), false);
+  if (!impl->factory) {
+    GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()),
+                      ("%s", impl->load_error.c_str()));
+    return false;
+  }
+  weave::ExecutorOptions eo;
+  eo.parallel = weave::shared_thread_pool(threads);
+  auto ex = weave::Executor::create(impl->factory, eo);
+  if (!ex) {
+    GST_ELEMENT_ERROR(self, CORE, FAILED, ("Cannot create an executor for '%s'.", model.c_str()),
+                      ("%s", ex.message().c_str()));
+    return false;
+  }
+  impl->executor = std::make_unique<weave::Executor>(std::move(*ex));
+  impl->gather = std::make_unique<weave::TimestampGather<GstBuffer*>>(static_cast<int>(impl->sinks.size()));
+  impl->eos_count = 0;
+  impl->stream_started = false;
+  impl->segment_pushed = false;
+  impl->eos_pushed = false;
+  for (auto& s : impl->sinks) {
+    s.eos = false;
+    s.seq = 0;
+    if (!gst_pad_is_linked(s.pad))
+      GST_ELEMENT_WARNING(
+          self, CORE, PAD,
+          ("Input pad %s is not linked; the model runs only when every input has data.", GST_PAD_NAME(s.pad)),
+          ("pads: %s", pad_list(impl).c_str()));
+  }
+  bool any_src_linked = false;
+  for (auto& s : impl->srcs) any_src_linked = any_src_linked || gst_pad_is_linked(s.pad);
+  if (!any_src_linked)
+    GST_ELEMENT_WARNING(self, CORE, PAD, ("No output pad is linked."), ("pads: %s", pad_list(impl).c_str()));
+  if (impl->combiner != nullptr) gst_flow_combiner_reset(impl->combiner);
+  // A gst-launch delayed link waiting for a pad that does not exist is reported by the
+  // parser when it sees no-more-pads; say it again now that all links are made.
+  gst_element_no_more_pads(GST_ELEMENT(self));
+  GST_INFO_OBJECT(self, "running '%s' with %d thread(s); pads: %s", model.c_str(),
+                  eo.parallel ? eo.parallel->threads() : 1, pad_list(impl).c_str());
+  return true;
+}
+
+static void cleanup_after_run(GstWeaveInfer* self) {
+  WeaveInferImpl* impl = self->impl;
+  g_mutex_lock(&impl->lock);
+  clear_queue_locked(impl);
+  for (auto& v : {&impl->sinks, &impl->srcs})
+    for (auto& p : *v) p.has_caps = false;
+  g_mutex_unlock(&impl->lock);
+  reset_gather(impl, false);
+  drop_held(impl);
+  impl->gather.reset();
+  impl->executor.reset();
+}
+
+static GstStateChangeReturn gst_weave_infer_change_state(GstElement* element, GstStateChange transition) {
+  auto* self = GST_WEAVE_INFER(element);
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED && !prepare_to_run(self))
+    return GST_STATE_CHANGE_FAILURE;
+  GstStateChangeReturn ret =
+      GST_ELEMENT_CLASS(gst_weave_infer_parent_class)->change_state(element, transition);
+  if (ret == GST_STATE_CHANGE_FAILURE) {
+    if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) cleanup_after_run(self);
+    return ret;
+  }
+  // Pads (and with them the task) are deactivated by the parent class before this point.
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY) cleanup_after_run(self);
+  return ret;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties
+
+static bool model_may_change(GstWeaveInfer* self) {
+  GST_OBJECT_LOCK(self);
+  bool ok = GST_STATE(self) <= GST_STATE_READY && GST_STATE_TARGET(self) <= GST_STATE_READY;
+  GST_OBJECT_UNLOCK(self);
+  return ok;
+}
+
+static void gst_weave_infer_set_property(GObject* object, guint prop_id, const GValue* value,
+                                         GParamSpec* pspec) {
+  auto* self = GST_WEAVE_INFER(object);
+  WeaveInferImpl* impl = self->impl;
+  switch (prop_id) {
+    case PROP_MODEL: {
+      const gchar* m = g_value_get_string(value);
+      if (!model_may_change(self)) {
+        g_warning("weaveinfer %s: model can only be changed in NULL or READY state; keeping '%s'",
+                  GST_OBJECT_NAME(self), impl->model.c_str());
+        GST_ELEMENT_WARNING(self, CORE, STATE_CHANGE, ("model can only be changed in NULL or READY state"),
+                            ("keeping '%s', ignoring '%s'", impl->model.c_str(), m != nullptr ? m : ""));
+        break;
+      }
+      GST_OBJECT_LOCK(self);
+      impl->model = m != nullptr ? m : "";
+      GST_OBJECT_UNLOCK(self);
+      load_model(self, true, true);
+      break;
+    }
+    case PROP_COMPRESSION:
+      GST_OBJECT_LOCK(self);
+      impl->compression = g_value_get_enum(value);
+      GST_OBJECT_UNLOCK(self);
+      break;
+    case PROP_CACHE_DIR: {
+      const gchar* d = g_value_get_string(value);
+      GST_OBJECT_LOCK(self);
+      impl->cache_dir_set = d != nullptr;
+      impl->cache_dir = d != nullptr ? d : "";
+      GST_OBJECT_UNLOCK(self);
+      break;
+    }
+    case PROP_THREADS:
+      GST_OBJECT_LOCK(self);
+      impl->threads = g_value_get_int(value);
+      GST_OBJECT_UNLOCK(self);
+      break;
+    case PROP_QUEUE_SIZE:
+      g_mutex_lock(&impl->lock);
+      impl->queue_size = g_value_get_int(value);
+      g_cond_broadcast(&impl->item_removed);  // a larger queue may unblock waiting inputs
+      g_mutex_unlock(&impl->lock);
+      break;
+    case PROP_LEAKY:
+      g_mutex_lock(&impl->lock);
+      impl->leaky = g_value_get_enum(value);
+      g_cond_broadcast(&impl->item_removed);
+      g_mutex_unlock(&impl->lock);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+      break;
+  }
+}
+
+static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
+  auto* self = GST_WEAVE_INFER(object);
+  WeaveInferImpl* impl = self->impl;
+  switch (prop_id) {
+    case PROP_MODEL:
+      GST_OBJECT_LOCK(self);
+      g_value_set_string(value, impl->model.empty() ? nullptr : impl->model.c_str());
+      GST_OBJECT_UNLOCK(self);
+      break;
+    case PROP_COMPRESSION:
+      GST_OBJECT_LOCK(self);
+      g_value_set_enum(value, impl->compression);
+      GST_OBJECT_UNLOCK(self);
+      break;
+    case PROP_CACHE_DIR: {
+      GST_OBJECT_LOCK(self);
+      std::string d = impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
+      GST_OBJECT_UNLOCK(self);
+      g_value_set_string(value, d.c_str());
+      break;
+    }
+    case PROP_THREADS:
+      GST_OBJECT_LOCK(self);
+      g_value_set_int(value, impl->threads);
+      GST_OBJECT_UNLOCK(self);
+      break;
+    case PROP_QUEUE_SIZE:
+      g_mutex_lock(&impl->lock);
+      g_value_set_int(value, impl->queue_size);
+      g_mutex_unlock(&impl->lock);
+      break;
+    case PROP_LEAKY:
+      g_mutex_lock(&impl->lock);
+      g_value_set_enum(value, impl->leaky);
+      g_mutex_unlock(&impl->lock);
+      break;
+    case PROP_FRAMES_PROCESSED:
+      g_value_set_uint64(value, impl->processed.load());
+      break;
+    case PROP_FRAMES_DROPPED:
+      g_value_set_uint64(value, impl->dropped.load());
+      break;
+    case PROP_MEAN_INFERENCE_MS: {
+      uint64_t n = impl->processed.load();
+      g_value_set_double(value, n == 0 ? 0.0 : impl->total_ms.load() / static_cast<double>(n));
+      break;
+    }
+    case PROP_LAST_INFERENCE_MS:
+      g_value_set_double(value, impl->last_ms.load());
+      break;
+    case PROP_FACTORY_ID: {
+      GST_OBJECT_LOCK(self);
+      const void* f = impl->factory.get();
+      GST_OBJECT_UNLOCK(self);
+      if (f == nullptr) {
+        g_value_set_string(value, nullptr);
+      } else {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%p", f);
+        g_value_set_string(value, buf);
+      }
+      break;
+    }
+    case PROP_ARTIFACT:
+      GST_OBJECT_LOCK(self);
+      g_value_set_string(value, impl->artifact_path.empty() ? nullptr : impl->artifact_path.c_str());
+      GST_OBJECT_UNLOCK(self);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+      break;
+  }
+}
+
+static void gst_weave_infer_finalize(GObject* object) {
+  auto* self = GST_WEAVE_INFER(object);
+  WeaveInferImpl* impl = self->impl;
+  g_mutex_lock(&impl->lock);
+  clear_queue_locked(impl);
+  g_mutex_unlock(&impl->lock);
+  reset_gather(impl, false);
+  drop_held(impl);
+  if (impl->combiner != nullptr) gst_flow_combiner_free(impl->combiner);
+  g_mutex_clear(&impl->lock);
+  g_cond_clear(&impl->item_added);
+  g_cond_clear(&impl->item_removed);
+  delete impl;
+  self->impl = nullptr;
+  G_OBJECT_CLASS(gst_weave_infer_parent_class)->finalize(object);
+}
+
+static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
+  GObjectClass* gobject_class = G_OBJECT_CLASS(klass);
+  GstElementClass* element_class = GST_ELEMENT_CLASS(klass);
+  gobject_class->set_property = gst_weave_infer_set_property;
+  gobject_class->get_property = gst_weave_infer_get_property;
+  gobject_class->finalize = gst_weave_infer_finalize;
+  element_class->change_state = GST_DEBUG_FUNCPTR(gst_weave_infer_change_state);
+
+  const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  const auto ro = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_property(
+      gobject_class, PROP_MODEL,
+      g_param_spec_string(
+          "model", "Model",
+          "Model file: an ONNX model (.onnx, compiled on first use into the cache) or a compiled "
+          "Weave artifact (.weave). Setting it loads the model and creates the pads sink_<input> "
+          "and src_<output>. Can only be changed in the NULL or READY state.",
+          nullptr, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
+  g_object_class_install_property(
+      gobject_class, PROP_COMPRESSION,
+      g_param_spec_enum(
+          "compression", "Compression",
+          "Params codec of the .weave artifact written into cache-dir when an ONNX model is compiled "
+          "(none = uncompressed, read in place from the mapped file). Each codec has its own cache "
+          "entry. No effect for .weave models.",
+          GST_TYPE_WEAVE_COMPRESSION, kDefaultCompression,
+          static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
+  g_object_class_install_property(
+      gobject_class, PROP_CACHE_DIR,
+      g_param_spec_string("cache-dir", "Cache directory",
+                          "Directory of compiled artifacts. An ONNX model is compiled once into "
+                          "<cache-dir>/<name>-<key>.weave (key: path, size, modification time, compression, "
+                          "Weave version) and reused while the file is unchanged; written atomically. "
+                          "Default: $XDG_CACHE_HOME/weave or ~/.cache/weave. An empty string disables the "
+                          "cache (the model is compiled in memory every time).",
+                          nullptr, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
+  g_object_class_install_property(
+      gobject_class, PROP_THREADS,
+      g_param_spec_int("threads", "Threads",
+                       "Intra-op threads for this instance (0 = one per core). Instances asking for the same "
+                       "number share one process-wide pool, so several elements do not oversubscribe cores. "
+                       "Applied when going to PAUSED.",
+                       0, 256, 0, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
+  g_object_class_install_property(
+      gobject_class, PROP_QUEUE_SIZE,
+      g_param_spec_int(
+          "queue-size", "Queue size",
+          "Input buffers held between the sink pads and the element's streaming thread. When full, "
+          "upstream blocks (leaky=none) or a buffer is dropped (see leaky).",
+          1, 1024, kDefaultQueueSize, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING)));
+  g_object_class_install_property(
+      gobject_class, PROP_LEAKY,
+      g_param_spec_enum(
+          "leaky", "Leaky",
+          "What to do when the input queue is full: none = block upstream (nothing is dropped), "
+          "upstream = drop the incoming buffer, downstream = drop the oldest queued buffer. Drops "
+          "are counted in frames-dropped.",
+          GST_TYPE_WEAVE_INFER_LEAKY, kDefaultLeaky,
+          static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING)));
+  g_object_class_install_property(
+      gobject_class, PROP_FRAMES_PROCESSED,
+      g_param_spec_uint64("frames-processed", "Frames processed",
+                          "Model runs completed (one per gathered set of input buffers).", 0, G_MAXUINT64, 0,
+                          ro));
+  g_object_class_install_property(
+      gobject_class, PROP_FRAMES_DROPPED,
+      g_param_spec_uint64("frames-dropped", "Frames dropped",
+                          "Input buffers dropped: by a leaky queue, or (multi-input models) buffers whose "
+                          "timestamp never got a partner on every input.",
+                          0, G_MAXUINT64, 0, ro));
+  g_object_class_install_property(
+      gobject_class, PROP_MEAN_INFERENCE_MS,
+      g_param_spec_double("mean-inference-ms", "Mean inference time",
+                          "Mean wall-clock time of one model run in milliseconds (0 before the first run).",
+                          0, G_MAXDOUBLE, 0, ro));
+  g_object_class_install_property(
+      gobject_class, PROP_LAST_INFERENCE_MS,
+      g_param_spec_double("last-inference-ms", "Last inference time",
+                          "Wall-clock time of the last model run in milliseconds.", 0, G_MAXDOUBLE, 0, ro));
+  g_object_class_install_property(
+      gobject_class, PROP_FACTORY_ID,
+      g_param_spec_string("factory-id", "Factory id",
+                          "Identity of the shared, immutable model (Factory) this instance runs; instances "
+                          "with the same model file and settings show the same id. NULL when no model is "
+                          "loaded.",
+                          nullptr, ro));
+  g_object_class_install_property(
+      gobject_class, PROP_ARTIFACT,
+      g_param_spec_string(
+          "artifact", "Artifact",
+          "The .weave file the model was read from: the model itself, its entry in cache-dir, "
+          "or NULL when it was compiled in memory.",
+          nullptr, ro));
+
+  gst_element_class_add_static_pad_template(element_class, &sink_template);
+  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_set_static_metadata(
+      element_class, "Weave inference", "Filter/Analyzer/Tensor",
+      "Runs a neural-network model (ONNX or .weave) on tensor streams: one sink pad per model input, one "
+      "src pad per output",
+      "Weave developers");
+  gst_type_mark_as_plugin_api(GST_TYPE_WEAVE_COMPRESSION, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_WEAVE_INFER_LEAKY, static_cast<GstPluginAPIFlags>(0));
+}
+
+static void gst_weave_infer_init(GstWeaveInfer* self) {
+  self->impl = new WeaveInferImpl();
+  g_mutex_init(&self->impl->lock);
+  g_cond_init(&self->impl->item_added);
+  g_cond_init(&self->impl->item_removed);
+}
+
+gboolean gst_weave_infer_register(GstPlugin* plugin) {
+  GST_DEBUG_CATEGORY_INIT(gst_weave_infer_debug, "weaveinfer", 0, "Weave model inference element");
+  return gst_element_register(plugin, "weaveinfer", GST_RANK_NONE, GST_TYPE_WEAVE_INFER);
+}

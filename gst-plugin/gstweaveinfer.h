@@ -1,0 +1,36 @@
+// weaveinfer: runs one model (.onnx or .weave) on tensor streams. Thin GObject glue: model
+// loading and sharing (core/loader/compiled_cache.h), running (core/runtime/executor.h),
+// gathering multi-input sets by timestamp (core/runtime/timestamp_gather.h) and caps logic
+// (caps/tensor_caps.h) live outside this file. See docs/elements.md.
+#pragma once
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_WEAVE_INFER (gst_weave_infer_get_type())
+G_DECLARE_FINAL_TYPE(GstWeaveInfer, gst_weave_infer, GST, WEAVE_INFER, GstElement)
+
+// Codec of the artifact weaveinfer writes into its cache when it compiles an ONNX model.
+typedef enum {
+  GST_WEAVE_COMPRESSION_NONE = 0,
+  GST_WEAVE_COMPRESSION_ZLIB = 1,
+  GST_WEAVE_COMPRESSION_LZ4 = 2,
+  GST_WEAVE_COMPRESSION_ZSTD = 3,
+} GstWeaveCompression;
+#define GST_TYPE_WEAVE_COMPRESSION (gst_weave_compression_get_type())
+GType gst_weave_compression_get_type(void);
+
+// What to drop when the input queue is full.
+typedef enum {
+  GST_WEAVE_INFER_LEAKY_NONE = 0,        // block upstream (backpressure), drop nothing
+  GST_WEAVE_INFER_LEAKY_UPSTREAM = 1,    // drop the incoming buffer
+  GST_WEAVE_INFER_LEAKY_DOWNSTREAM = 2,  // drop the oldest queued buffer
+} GstWeaveInferLeaky;
+#define GST_TYPE_WEAVE_INFER_LEAKY (gst_weave_infer_leaky_get_type())
+GType gst_weave_infer_leaky_get_type(void);
+
+// Registers the element with the plugin (called from plugin.cpp).
+gboolean gst_weave_infer_register(GstPlugin* plugin);
+
+G_END_DECLS
