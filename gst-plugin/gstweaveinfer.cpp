@@ -1306,7 +1306,7 @@ static void gst_weave_infer_init(GstWeaveInfer* self) {
   g_cond_init(&self->impl->item_removed);
 }
 
-gboolean gst_weave_infer_register(GstPlugin* plugin) {
+gboolean weave_register_weaveinfer(GstPlugin* plugin) {
   GST_DEBUG_CATEGORY_INIT(gst_weave_infer_debug, "weaveinfer", 0, "Weave model inference element");
   return gst_element_register(plugin, "weaveinfer", GST_RANK_NONE, GST_TYPE_WEAVE_INFER);
 }

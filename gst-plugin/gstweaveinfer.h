@@ -31,6 +31,6 @@ typedef enum {
 GType gst_weave_infer_leaky_get_type(void);
 
 // Registers the element with the plugin (called from plugin.cpp).
-gboolean gst_weave_infer_register(GstPlugin* plugin);
+gboolean weave_register_weaveinfer(GstPlugin* plugin);
 
 G_END_DECLS
