@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Draws a synthetic "document" for demos: dark, text-like strokes on a light background.
 
-  make_test_image.py OUT.ppm [--width W] [--height H] [--seed N]
+  make_test_image.py OUT.ppm|OUT.rgb [--width W] [--height H] [--seed N]
 
 Writes a binary PPM (P6, 8-bit RGB), which GStreamer, OpenCV and most viewers read without any
 image codec. Lines of "words" made of glyph-like strokes (bars, crossbars, diagonals) give the
@@ -93,7 +93,9 @@ def main():
         ap.error("width and height must be within 16..8192")
     img = make_image(args.width, args.height, args.seed)
     with open(args.out, "wb") as f:
-        f.write(b"P6\n%d %d\n255\n" % (args.width, args.height))
+        # .rgb: headerless RGB bytes, what GStreamer's rawvideoparse reads; otherwise a P6 PPM.
+        if not args.out.endswith(".rgb"):
+            f.write(b"P6\n%d %d\n255\n" % (args.width, args.height))
         f.write(np.ascontiguousarray(img).tobytes())
     print(f"wrote {args.out} ({args.width}x{args.height})", file=sys.stderr)
 
