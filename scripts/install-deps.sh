@@ -18,8 +18,6 @@ pkgs=(
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-x
   # image work in weaveconvert / overlays
   libopencv-dev
-  # fast CPU kernels
-  libdnnl-dev
   # model export (torchvision architectures, the LSTM LM) and npy helpers
   python3-numpy python3-torch python3-torchvision python3-onnx
   # graphs of pipelines in docs
