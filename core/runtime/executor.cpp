@@ -208,10 +208,31 @@ Status Executor::set_input(int index, ConstTensorView value) {
     count_input_copy(value.bytes());
     return {};
   }
-  // New dims: keep a copy until run(), which plans once for the dims of all inputs together
-  // (inputs that share a dynamic dim, like tokens and h0 sharing batch, change one at a time).
+  // New dims. With one input, or dims whose plan this executor already has, switch plans now
+  // and copy once. Otherwise keep a copy until run(), which plans once for the dims of all
+  // inputs together (inputs sharing a dynamic dim, like tokens and h0 sharing batch, change
+  // one at a time, and the mixed dims in between may not plan at all).
+  if (factory_->num_inputs() == 1 || known_plan(pending_dims_)) {
+    auto plan = find_plan();
+    if (!plan) {
+      input_state_[i] = InputState::unset;
+      return plan.error();
+    }
+    WEAVE_TRY(use_plan(*plan));
+    const ValueSlot& s = plan_->slots[factory_->graph().inputs[i]];
+    if (value.bytes()) std::memcpy(arena_.data() + s.offset, value.data, value.bytes());
+    input_state_[i] = InputState::in_arena;
+    count_input_copy(value.bytes());
+    return {};
+  }
   park(index, value.data, value.dims);
   return {};
+}
+
+bool Executor::known_plan(std::span<const Dims> dims) const {
+  for (const auto& p : seen_plans_)
+    if (std::equal(dims.begin(), dims.end(), p->input_dims.begin(), p->input_dims.end())) return true;
+  return false;
 }
 
 Status Executor::set_input(std::string_view name, ConstTensorView value) {

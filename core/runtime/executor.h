@@ -42,8 +42,9 @@ struct ExecutorOptions {
 // Tensor copies the executor made (R7). Copies of the caller's tensors are what zero-copy
 // binding avoids, so they are counted rather than hidden.
 struct CopyStats {
-  uint64_t input_copies = 0;   // set_input copies (a set_input with new dims copies twice:
-                               // parked, then placed after re-planning)
+  // set_input copies. New dims on a model of several inputs, for which this executor has no
+  // plan yet, copy twice: parked, then placed once run() has planned for all inputs.
+  uint64_t input_copies = 0;
   uint64_t output_copies = 0;  // bound outputs that could not be written in place (see bind_output)
   uint64_t bytes_copied = 0;
 };
@@ -138,6 +139,7 @@ class Executor {
   // Chooses the plan for the pending dims, places parked inputs, resolves bindings.
   [[nodiscard]] Status prepare();
   [[nodiscard]] Expected<std::shared_ptr<const ShapePlan>> find_plan();
+  [[nodiscard]] bool known_plan(std::span<const Dims> dims) const;
   [[nodiscard]] Status resolve_bindings();
   void count_input_copy(std::size_t bytes);
   void log(std::string_view message) const;

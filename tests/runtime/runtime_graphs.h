@@ -93,6 +93,32 @@ inline void conv_graph_reference(const std::vector<float>& x, int64_t h, int64_t
       }
 }
 
+// a float32[batch,4] + b float32[batch,4] -> y (Add): two inputs sharing a dynamic dim.
+inline Graph two_input_graph() {
+  Graph g;
+  Value in;
+  in.kind = ValueKind::input;
+  in.dtype = DType::float32;
+  in.shape = {kDynamic, 4};
+  const int32_t a = g.add_value(in);
+  const int32_t b = g.add_value(in);
+  g.inputs = {a, b};
+  g.input_infos = {TensorInfo{"a", DType::float32, {kDynamic, 4}, {}},
+                   TensorInfo{"b", DType::float32, {kDynamic, 4}, {}}};
+  Value f;
+  f.dtype = DType::float32;
+  f.shape = {kDynamic, 4};
+  const int32_t y = g.add_value(f);
+  Node add;
+  add.op = "Add";
+  add.inputs = {a, b};
+  add.outputs = {y};
+  g.nodes = {add};
+  g.outputs = {y};
+  g.output_infos = {TensorInfo{"y", DType::float32, {kDynamic, 4}, {}}};
+  return g;
+}
+
 inline std::vector<float> ramp(std::size_t n, float scale = 0.01f) {
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(static_cast<int>(i % 23) - 11) * scale;
