@@ -79,11 +79,17 @@ static void push_and_check(GstHarness* h, GstBuffer* in, const std::vector<float
   gst_buffer_unref(out);
 }
 
-GST_START_TEST(test_aligned_input_is_not_copied) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+// matmul_dyn.onnx in a harness with input caps <2,4>, playing.
+static GstHarness* start_matmul(GstElement* e) {
   GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
   gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<2,4>");
   gst_harness_play(h);
+  return h;
+}
+
+GST_START_TEST(test_aligned_input_is_not_copied) {
+  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstHarness* h = start_matmul(e);
   for (int f = 0; f < 3; ++f) {
     std::vector<float> x{1, 2, 3, 4, static_cast<float>(f), 0, -1, 1};
     push_and_check(h, aligned_buffer(x), x, f * GST_SECOND);
@@ -102,9 +108,7 @@ GST_END_TEST;
 
 GST_START_TEST(test_misaligned_input_is_copied_once_and_counted) {
   GstElement* e = make_infer("matmul_dyn.onnx");
-  GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
-  gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<2,4>");
-  gst_harness_play(h);
+  GstHarness* h = start_matmul(e);
   std::vector<float> x{1, 2, 3, 4, 5, 6, 7, 8};
   push_and_check(h, wrapped_buffer(x, 1), x, 0);
   fail_unless_equals_uint64(prop_u64(e, "input-copies"), 1);
@@ -124,9 +128,7 @@ GST_END_TEST;
 
 GST_START_TEST(test_multi_block_input_counts_the_merge) {
   GstElement* e = make_infer("matmul_dyn.onnx");
-  GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
-  gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<2,4>");
-  gst_harness_play(h);
+  GstHarness* h = start_matmul(e);
   std::vector<float> x{1, 0, 0, 2, 0, 3, 0, 0};
   GstBuffer* b = aligned_buffer({x.begin(), x.begin() + 4});
   b = gst_buffer_append(b, aligned_buffer({x.begin() + 4, x.end()}));

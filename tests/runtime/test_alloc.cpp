@@ -118,6 +118,24 @@ std::shared_ptr<const Factory> bounded_factory() {
   return *f;
 }
 
+bool set_and_run(Executor& ex, const std::vector<float>& x, const Shape2& s) {
+  return ex.set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok() &&
+         ex.run().ok();
+}
+
+// Runs every shape once (its plan is made or looked up), then `rounds` more times over all
+// shapes; returns the allocations of those later rounds, or -1 if a run failed.
+int64_t allocs_after_warm_up(Executor& ex, const std::vector<float>& x, int rounds) {
+  for (const Shape2& s : kShapes)
+    if (!set_and_run(ex, x, s)) return -1;
+  const uint64_t before = g_allocs.load();
+  bool all_ok = true;
+  for (int round = 0; round < rounds; ++round)
+    for (const Shape2& s : kShapes) all_ok = set_and_run(ex, x, s) && all_ok;
+  const uint64_t allocs = g_allocs.load() - before;
+  return all_ok ? static_cast<int64_t>(allocs) : -1;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(the_counter_sees_allocations) {
@@ -213,30 +231,12 @@ BOOST_AUTO_TEST_CASE(a_second_executor_of_a_bounded_factory_allocates_only_at_cr
   auto f = bounded_factory();
   auto first = Executor::create(f);
   std::vector<float> x(128, 0.5f);
-  for (const Shape2& s : kShapes) {  // plans made once, in the factory
-    BOOST_TEST_REQUIRE(
-        first->set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok());
-    BOOST_TEST_REQUIRE(first->run().ok());
-  }
+  BOOST_TEST(allocs_after_warm_up(*first, x, 1) == 0);  // plans made once, in the factory
   auto second = Executor::create(f);
   BOOST_TEST_REQUIRE(second.ok());
   // Its first run of each shape takes the factory's plan (a lookup and a log line's worth of
   // allocation at most); from the second round on it allocates nothing.
-  for (const Shape2& s : kShapes) {
-    BOOST_TEST_REQUIRE(
-        second->set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok());
-    BOOST_TEST_REQUIRE(second->run().ok());
-  }
-  const uint64_t before = g_allocs.load();
-  bool all_ok = true;
-  for (int round = 0; round < 2; ++round)
-    for (const Shape2& s : kShapes) {
-      all_ok = all_ok &&
-               second->set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok();
-      all_ok = all_ok && second->run().ok();
-    }
-  BOOST_TEST(all_ok);
-  BOOST_TEST(g_allocs.load() - before == 0u);
+  BOOST_TEST(allocs_after_warm_up(*second, x, 2) == 0);
   BOOST_TEST(second->stats().arena_growths == 0u);
 }
 
@@ -247,21 +247,7 @@ BOOST_AUTO_TEST_CASE(runs_on_a_thread_pool_allocate_nothing_either) {
   auto ex = Executor::create(f, eo);
   BOOST_TEST_REQUIRE(ex.ok());
   std::vector<float> x(128, 0.25f);
-  for (const Shape2& s : kShapes) {
-    BOOST_TEST_REQUIRE(
-        ex->set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok());
-    BOOST_TEST_REQUIRE(ex->run().ok());
-  }
-  const uint64_t before = g_allocs.load();
-  bool all_ok = true;
-  for (int round = 0; round < 3; ++round)
-    for (const Shape2& s : kShapes) {
-      all_ok =
-          all_ok && ex->set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok();
-      all_ok = all_ok && ex->run().ok();
-    }
-  const uint64_t allocs = g_allocs.load() - before;
-  BOOST_TEST(all_ok);
-  BOOST_TEST(allocs == 0u);
+  const int64_t allocs = allocs_after_warm_up(*ex, x, 3);
+  BOOST_TEST(allocs == 0);
   BOOST_TEST_MESSAGE("allocations over 18 runs on a 2-thread pool: " << allocs);
 }
