@@ -27,15 +27,27 @@
  *
  * `model` can only be changed in the NULL or READY state; setting it later is refused with a
  * warning and the running model is kept.
+ *
+ * Zero-copy: an input buffer of one memory block whose data is aligned to its element size is
+ * read in place (bound to the executor for the run); other buffers are copied once. Output
+ * buffers are allocated 64-byte aligned and the model writes straight into them. Copies are
+ * counted in `input-copies`, `output-copies` and `bytes-copied`. `max-shape`
+ * ("x=1x3x960x960;y=...") plans memory once for the largest dims of an input, so frames of any
+ * size within it run without allocating; without it, finite upper bounds of the upstream caps
+ * (e.g. shape=<1,3,[1,960],[1,960]>) are used.
  */
 #include "gst-plugin/gstweaveinfer.h"
 
 #include <gst/base/gstflowcombiner.h>
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -68,6 +80,10 @@ enum {
   PROP_LAST_INFERENCE_MS,
   PROP_FACTORY_ID,
   PROP_ARTIFACT,
+  PROP_MAX_SHAPE,
+  PROP_INPUT_COPIES,
+  PROP_OUTPUT_COPIES,
+  PROP_BYTES_COPIED,
 };
 
 constexpr int kDefaultQueueSize = 4;
@@ -126,6 +142,9 @@ struct WeaveInferImpl {
   int threads = 0;
   int queue_size = kDefaultQueueSize;
   int leaky = kDefaultLeaky;
+  std::string max_shape;  // "x=1x3x960x960;y=..." as set; parsed by parse_max_shapes()
+  // Bounds in effect for the loaded factory: max_shape, else finite upstream caps bounds.
+  std::map<std::string, weave::Shape> bounds;
 
   // The loaded model (GST_OBJECT_LOCK; changed only in NULL/READY).
   std::shared_ptr<const weave::Factory> factory;
@@ -161,6 +180,9 @@ struct WeaveInferImpl {
   std::atomic<uint64_t> dropped{0};
   std::atomic<double> total_ms{0.0};
   std::atomic<double> last_ms{0.0};
+  std::atomic<uint64_t> input_copies{0};   // input tensors copied (not bound in place)
+  std::atomic<uint64_t> output_copies{0};  // outputs copied into their buffer after the run
+  std::atomic<uint64_t> bytes_copied{0};
 };
 
 struct _GstWeaveInfer {
@@ -287,6 +309,98 @@ static void add_pads(GstWeaveInfer* self, const weave::Factory& f) {
   gst_element_no_more_pads(GST_ELEMENT(self));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Bounds of dynamic dims (max-shape property, or finite upper bounds of upstream caps)
+
+static std::string bounds_text(const std::map<std::string, weave::Shape>& bounds) {
+  std::string s;
+  for (const auto& [name, shape] : bounds) s += (s.empty() ? "" : ";") + name + "=" + weave::shape_str(shape);
+  return s;
+}
+
+// "x=1x3x960x960;y=2x8" (';' or whitespace between entries); false on malformed text.
+static bool parse_max_shapes(const std::string& text, std::map<std::string, weave::Shape>& out, std::string& error) {
+  out.clear();
+  std::string entry;
+  auto flush = [&]() -> bool {
+    if (entry.empty()) return true;
+    auto eq = entry.rfind('=');
+    weave::Shape shape;
+    if (eq == std::string::npos || eq == 0 || !weave::parse_shape(entry.substr(eq + 1), shape) || shape.empty()) {
+      error = "expected NAME=DIMS (e.g. x=1x3x960x960), got '" + entry + "'";
+      return false;
+    }
+    out[entry.substr(0, eq)] = shape;
+    entry.clear();
+    return true;
+  };
+  for (char c : text) {
+    if (c == ';' || c == ' ' || c == '\t' || c == '\n') {
+      if (!flush()) return false;
+    } else {
+      entry += c;
+    }
+  }
+  return flush();
+}
+
+// The upper bound of every dim of the first structure's shape, when all are finite.
+static bool caps_upper_bound(const GstCaps* caps, weave::Shape& out) {
+  if (caps == nullptr || gst_caps_is_empty(caps) || gst_caps_is_any(caps)) return false;
+  const GstStructure* st = gst_caps_get_structure(caps, 0);
+  const GValue* shape = gst_structure_get_value(st, "shape");
+  if (shape == nullptr || !GST_VALUE_HOLDS_ARRAY(shape)) return false;
+  out.clear();
+  bool any_range = false;
+  for (guint k = 0; k < gst_value_array_get_size(shape); ++k) {
+    const GValue* d = gst_value_array_get_value(shape, k);
+    int v = 0;
+    if (G_VALUE_HOLDS_INT(d)) {
+      v = g_value_get_int(d);
+    } else if (GST_VALUE_HOLDS_INT_RANGE(d)) {
+      v = gst_value_get_int_range_max(d);
+      any_range = true;
+    } else {
+      return false;
+    }
+    // An unbounded range (or an absurd bound) plans nothing useful.
+    if (v < 1 || v >= (1 << 20)) return false;
+    out.push_back(v);
+  }
+  return any_range && !out.empty();
+}
+
+// Bounds for the next load: the max-shape property, else what upstream caps promise.
+static std::map<std::string, weave::Shape> effective_bounds(GstWeaveInfer* self) {
+  WeaveInferImpl* impl = self->impl;
+  GST_OBJECT_LOCK(self);
+  std::string text = impl->max_shape;
+  GST_OBJECT_UNLOCK(self);
+  std::map<std::string, weave::Shape> bounds;
+  std::string error;
+  if (!text.empty()) {
+    if (!parse_max_shapes(text, bounds, error)) bounds.clear();  // refused when set
+    return bounds;
+  }
+  for (const auto& s : impl->sinks) {
+    if (weave::shape_is_static(s.info.shape)) continue;
+    auto mine = weave::caps::caps_from_info(s.info, false);
+    if (!mine) continue;
+    // No filter in the query: subset checks on shape arrays with ranges are unreliable
+    // (capsfilter warns); intersect here instead.
+    GstCaps* peer = gst_pad_peer_query_caps(s.pad, nullptr);
+    auto both = weave::caps::intersect(peer, mine->get());
+    weave::Shape shape;
+    if (caps_upper_bound(both.get(), shape) && shape.size() == s.info.shape.size()) {
+      GST_INFO_OBJECT(self, "pad %s: upstream caps bound the input to %s", GST_PAD_NAME(s.pad),
+                      weave::shape_str(shape).c_str());
+      bounds[s.info.name] = shape;
+    }
+    if (peer != nullptr) gst_caps_unref(peer);
+  }
+  return bounds;
+}
+
 static bool same_interface(const weave::Factory& a, const weave::Factory& b) {
   if (a.num_inputs() != b.num_inputs() || a.num_outputs() != b.num_outputs()) return false;
   for (int i = 0; i < a.num_inputs(); ++i)
@@ -306,8 +420,9 @@ static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) 
   weave::CompiledCacheOptions opts;
   opts.cache_dir = impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
   opts.codec = codec_name(impl->compression);
+  opts.load.factory.max_shapes = impl->bounds;
+  std::string key = model + "|" + opts.codec + "|" + opts.cache_dir + "|" + bounds_text(impl->bounds);
   GST_OBJECT_UNLOCK(self);
-  std::string key = model + "|" + opts.codec + "|" + opts.cache_dir;
 
   if (make_pads) remove_pads(self);
   std::shared_ptr<const weave::Factory> old = impl->factory;
@@ -518,6 +633,10 @@ static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) 
   }
   g_mutex_unlock(&impl->lock);
   GST_DEBUG_OBJECT(self, "pad %s: caps %" GST_PTR_FORMAT, GST_PAD_NAME(sp.pad), caps);
+  if (!impl->factory->replan_beyond_bound())
+    if (auto bound = impl->factory->check_bound(index, t->dims); !bound)
+      return post_negotiation_error(self, std::string("pad ") + GST_PAD_NAME(sp.pad) + ": " + bound.message() +
+                                              " (property max-shape)");
   if (!all) return TRUE;
 
   auto plan = impl->factory->plan_for(in_dims);
@@ -638,9 +757,15 @@ static gboolean weave_infer_sink_query(GstPad* pad, GstObject* parent, GstQuery*
       gst_query_set_accept_caps_result(query, t.ok());
       return TRUE;
     }
-    case GST_QUERY_ALLOCATION:
-      // Outputs are new buffers; upstream's allocation is none of downstream's business.
-      return FALSE;
+    case GST_QUERY_ALLOCATION: {
+      // Outputs are new buffers; upstream's allocation is none of downstream's business. We
+      // only ask for 64-byte aligned memory, so that inputs can be read in place (zero-copy).
+      GstAllocationParams params;
+      gst_allocation_params_init(&params);
+      params.align = weave::kAlignment - 1;
+      gst_query_add_allocation_param(query, nullptr, &params);
+      return TRUE;
+    }
     default:
       return gst_pad_query_default(pad, parent, query);
   }
@@ -789,13 +914,81 @@ static void drop_held(WeaveInferImpl* impl) {
   impl->held.clear();
 }
 
+// One output buffer the model writes into directly (R7): 64-byte aligned, mapped for writing
+// while the executor runs.
+struct OutBuffer {
+  GstBuffer* buffer = nullptr;
+  GstMapInfo map{};
+  bool mapped = false;
+  bool bound = false;
+
+  void unmap() {
+    if (mapped) gst_buffer_unmap(buffer, &map);
+    mapped = false;
+  }
+  void release() {
+    unmap();
+    if (buffer != nullptr) gst_buffer_unref(buffer);
+    buffer = nullptr;
+  }
+};
+
+// Binds input i in place when its mapped data allows (aligned to the element, large enough),
+// else copies it in (counted by the executor). A buffer of several memory blocks was merged
+// by gst_buffer_map (`blocks` is the count before mapping): one copy, counted here.
+static weave::Status feed_input(WeaveInferImpl* impl, int i, guint blocks, const GstMapInfo& map,
+                                uint64_t& extra_copies, uint64_t& extra_bytes) {
+  const auto& t = impl->sinks[i].tensor;
+  weave::ConstTensorView view{map.data, t.dtype, t.dims};
+  if (blocks > 1) {
+    ++extra_copies;
+    extra_bytes += map.size;
+  }
+  const bool aligned = reinterpret_cast<std::uintptr_t>(map.data) % weave::bind_alignment(t.dtype) == 0;
+  if (aligned && map.size >= view.bytes()) return impl->executor->bind_input(i, view, map.size);
+  return impl->executor->set_input(i, view);
+}
+
+// Allocates every output buffer and binds it, so the model's last steps write into them.
+static weave::Status prepare_outputs(WeaveInferImpl* impl, std::vector<OutBuffer>& outs) {
+  GstAllocationParams params;
+  gst_allocation_params_init(&params);
+  params.align = weave::kAlignment - 1;
+  for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
+    auto dims = impl->executor->output_dims(static_cast<int>(k));
+    if (!dims) return dims.error();
+    const weave::DType dtype = impl->srcs[k].info.dtype;
+    const std::size_t bytes = static_cast<std::size_t>(dims->numel()) * weave::dtype_size(dtype);
+    OutBuffer& o = outs[k];
+    o.buffer = bytes > 0 ? gst_buffer_new_allocate(nullptr, bytes, &params) : gst_buffer_new();
+    if (o.buffer == nullptr) return weave::make_error("cannot allocate ", bytes, " bytes for output ", k);
+    if (bytes == 0) continue;
+    if (!gst_buffer_map(o.buffer, &o.map, GST_MAP_WRITE))
+      return weave::make_error("cannot map the buffer of output '", impl->srcs[k].info.name, "'");
+    o.mapped = true;
+    weave::TensorView view{o.map.data, dtype, *dims};
+    if (auto st = impl->executor->bind_output(static_cast<int>(k), view, o.map.size); !st) {
+      // Not expected (the buffer is ours); copy after the run instead.
+      GST_WARNING("output '%s' not bound: %s", impl->srcs[k].info.name.c_str(), st.message().c_str());
+      continue;
+    }
+    o.bound = true;
+  }
+  return {};
+}
+
 static GstFlowReturn run_set(GstWeaveInfer* self, std::vector<GstBuffer*>& inputs) {
   WeaveInferImpl* impl = self->impl;
   if (!impl->stream_started) ensure_stream_start(self, nullptr);
   std::vector<GstMapInfo> maps(inputs.size());
+  std::vector<guint> blocks(inputs.size());
+  std::vector<OutBuffer> outs(impl->srcs.size());
   std::size_t mapped = 0;
   GstFlowReturn ret = GST_FLOW_OK;
+  uint64_t extra_in = 0, extra_out = 0, extra_bytes = 0;
+  // Inputs stay mapped (READ) until the run is over: bound ones are read in place.
   for (; mapped < inputs.size(); ++mapped) {
+    blocks[mapped] = gst_buffer_n_memory(inputs[mapped]);
     if (!gst_buffer_map(inputs[mapped], &maps[mapped], GST_MAP_READ)) {
       GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map an input buffer."), (nullptr));
       ret = GST_FLOW_ERROR;
@@ -804,13 +997,17 @@ static GstFlowReturn run_set(GstWeaveInfer* self, std::vector<GstBuffer*>& input
   }
   if (ret == GST_FLOW_OK) {
     for (std::size_t i = 0; i < inputs.size() && ret == GST_FLOW_OK; ++i) {
-      const auto& t = impl->sinks[i].tensor;
-      weave::Status st = impl->executor->set_input(static_cast<int>(i),
-                                                   weave::ConstTensorView{maps[i].data, t.dtype, t.dims});
+      weave::Status st = feed_input(impl, static_cast<int>(i), blocks[i], maps[i], extra_in, extra_bytes);
       if (!st) {
         GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", st.message().c_str()), (nullptr));
         ret = GST_FLOW_ERROR;
       }
+    }
+  }
+  if (ret == GST_FLOW_OK) {
+    if (weave::Status st = prepare_outputs(impl, outs); !st) {
+      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", st.message().c_str()), (nullptr));
+      ret = GST_FLOW_ERROR;
     }
   }
   if (ret == GST_FLOW_OK) {
@@ -826,22 +1023,40 @@ static GstFlowReturn run_set(GstWeaveInfer* self, std::vector<GstBuffer*>& input
       ++impl->processed;
     }
   }
-  for (std::size_t i = 0; i < mapped; ++i) gst_buffer_unmap(inputs[i], &maps[i]);
-  if (ret != GST_FLOW_OK) return ret;
-
-  GstBuffer* first = inputs.empty() ? nullptr : inputs[0];
-  std::vector<weave::ConstTensorView> outs;
-  for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
+  // Outputs not bound (unexpected) are copied from the executor while it still holds them.
+  std::vector<weave::Dims> out_dims(impl->srcs.size());
+  for (std::size_t k = 0; k < outs.size() && ret == GST_FLOW_OK; ++k) {
     auto out = impl->executor->output(static_cast<int>(k));
     if (!out) {
       GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", out.message().c_str()), (nullptr));
-      return GST_FLOW_ERROR;
+      ret = GST_FLOW_ERROR;
+      break;
     }
+    out_dims[k] = out->dims;
+    if (!outs[k].bound && outs[k].mapped && out->bytes() > 0) {
+      std::memcpy(outs[k].map.data, out->data, std::min<std::size_t>(out->bytes(), outs[k].map.size));
+      ++extra_out;
+      extra_bytes += out->bytes();
+    }
+  }
+  // No binding may outlive the mappings.
+  impl->executor->unbind_all();
+  for (auto& o : outs) o.unmap();
+  for (std::size_t i = 0; i < mapped; ++i) gst_buffer_unmap(inputs[i], &maps[i]);
+  if (ret != GST_FLOW_OK) {
+    for (auto& o : outs) o.release();
+    return ret;
+  }
+  const weave::CopyStats& c = impl->executor->stats().last_run;
+  impl->input_copies += c.input_copies + extra_in;
+  impl->output_copies += c.output_copies + extra_out;
+  impl->bytes_copied += c.bytes_copied + extra_bytes;
+
+  GstBuffer* first = inputs.empty() ? nullptr : inputs[0];
+  for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
     PadInfo& s = impl->srcs[k];
-    // Outputs whose dims depend on the data get new caps when they change.
-    if (!s.has_caps || !(s.tensor.dims == out->dims) || s.tensor.dtype != out->dtype)
-      push_src_caps(self, static_cast<int>(k), out->dims);
-    outs.push_back(*out);
+    if (!s.has_caps || !(s.tensor.dims == out_dims[k]) || s.tensor.dtype != s.info.dtype)
+      push_src_caps(self, static_cast<int>(k), out_dims[k]);
   }
   // Sticky order: caps, then segment (and held tags), then data.
   if (!impl->held.empty()) push_held(self);
@@ -852,9 +1067,8 @@ static GstFlowReturn run_set(GstWeaveInfer* self, std::vector<GstBuffer*>& input
     impl->segment_pushed = true;
   }
   for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
-    std::size_t bytes = outs[k].bytes();
-    GstBuffer* buf = gst_buffer_new_allocate(nullptr, bytes, nullptr);
-    if (bytes > 0) gst_buffer_fill(buf, 0, outs[k].data, bytes);
+    GstBuffer* buf = outs[k].buffer;
+    outs[k].buffer = nullptr;
     if (first != nullptr)
       gst_buffer_copy_into(buf, first, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
     GstFlowReturn r = gst_pad_push(impl->srcs[k].pad, buf);
@@ -961,6 +1175,11 @@ static bool prepare_to_run(GstWeaveInfer* self) {
                     (impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir());
   int threads = impl->threads;
   GST_OBJECT_UNLOCK(self);
+  auto bounds = effective_bounds(self);
+  GST_OBJECT_LOCK(self);
+  impl->bounds = bounds;
+  GST_OBJECT_UNLOCK(self);
+  key += "|" + bounds_text(bounds);
   if (model.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
                       ("No model set: set the 'model' property to an .onnx or .weave file."), (nullptr));
@@ -975,6 +1194,7 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   }
   weave::ExecutorOptions eo;
   eo.parallel = weave::shared_thread_pool(threads);
+  eo.log = [self](std::string_view m) { GST_INFO_OBJECT(self, "%.*s", static_cast<int>(m.size()), m.data()); };
   auto ex = weave::Executor::create(impl->factory, eo);
   if (!ex) {
     GST_ELEMENT_ERROR(self, CORE, FAILED, ("Cannot create an executor for '%s'.", model.c_str()),
@@ -1063,6 +1283,7 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
       }
       GST_OBJECT_LOCK(self);
       impl->model = m != nullptr ? m : "";
+      impl->bounds.clear();  // bounds of another model's inputs
       GST_OBJECT_UNLOCK(self);
       load_model(self, true, true);
       break;
@@ -1097,6 +1318,22 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
       g_cond_broadcast(&impl->item_removed);
       g_mutex_unlock(&impl->lock);
       break;
+    case PROP_MAX_SHAPE: {
+      const gchar* m = g_value_get_string(value);
+      std::string text = m != nullptr ? m : "";
+      std::map<std::string, weave::Shape> parsed;
+      std::string error;
+      if (!parse_max_shapes(text, parsed, error)) {
+        g_warning("weaveinfer %s: max-shape: %s; keeping '%s'", GST_OBJECT_NAME(self), error.c_str(),
+                  impl->max_shape.c_str());
+        GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid max-shape '%s'.", text.c_str()), ("%s", error.c_str()));
+        break;
+      }
+      GST_OBJECT_LOCK(self);
+      impl->max_shape = text;
+      GST_OBJECT_UNLOCK(self);
+      break;
+    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
@@ -1170,6 +1407,20 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
       GST_OBJECT_LOCK(self);
       g_value_set_string(value, impl->artifact_path.empty() ? nullptr : impl->artifact_path.c_str());
       GST_OBJECT_UNLOCK(self);
+      break;
+    case PROP_MAX_SHAPE:
+      GST_OBJECT_LOCK(self);
+      g_value_set_string(value, impl->max_shape.empty() ? nullptr : impl->max_shape.c_str());
+      GST_OBJECT_UNLOCK(self);
+      break;
+    case PROP_INPUT_COPIES:
+      g_value_set_uint64(value, impl->input_copies.load());
+      break;
+    case PROP_OUTPUT_COPIES:
+      g_value_set_uint64(value, impl->output_copies.load());
+      break;
+    case PROP_BYTES_COPIED:
+      g_value_set_uint64(value, impl->bytes_copied.load());
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -1287,6 +1538,34 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
           "The .weave file the model was read from: the model itself, its entry in cache-dir, "
           "or NULL when it was compiled in memory.",
           nullptr, ro));
+
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_SHAPE,
+      g_param_spec_string(
+          "max-shape", "Max shape",
+          "Upper bound of every dim of model inputs, e.g. \"x=1x3x960x960\" (several separated by ';'; the "
+          "model's input names). Memory is planned once for the bound and any frame size within it runs "
+          "without allocating; larger caps are refused. Unset: finite upper bounds of the upstream caps are "
+          "used (e.g. shape=<1,3,[1,960],[1,960]>), else no bound. Applied when going to PAUSED.",
+          nullptr, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
+  g_object_class_install_property(
+      gobject_class, PROP_INPUT_COPIES,
+      g_param_spec_uint64("input-copies", "Input copies",
+                          "Input tensors copied into the model since start. An input buffer of one memory "
+                          "block aligned to its element size is read in place and not counted; others "
+                          "are copied once (twice when gst_buffer_map must merge several blocks). "
+                          "Per frame: input-copies / frames-processed.",
+                          0, G_MAXUINT64, 0, ro));
+  g_object_class_install_property(
+      gobject_class, PROP_OUTPUT_COPIES,
+      g_param_spec_uint64("output-copies", "Output copies",
+                          "Outputs copied into their buffer after the run instead of being written in place "
+                          "(an output that is a constant of the model or one of its inputs).",
+                          0, G_MAXUINT64, 0, ro));
+  g_object_class_install_property(
+      gobject_class, PROP_BYTES_COPIED,
+      g_param_spec_uint64("bytes-copied", "Bytes copied", "Bytes of all the copies counted by input-copies and "
+                          "output-copies.", 0, G_MAXUINT64, 0, ro));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

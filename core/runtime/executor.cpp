@@ -1,59 +1,158 @@
 #include "core/runtime/executor.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace weave {
+namespace {
+
+// Plans an executor remembers; alternating among this many shapes never asks the factory.
+constexpr std::size_t kSeenPlans = 16;
+
+std::size_t slot_bytes(const ValueSlot& s) {
+  return static_cast<std::size_t>(s.dims.numel()) * dtype_size(s.dtype);
+}
+
+std::string dims_text(const Factory& f, std::span<const Dims> dims) {
+  std::string s;
+  for (int i = 0; i < f.num_inputs(); ++i)
+    s += (s.empty() ? "" : " ") + f.input_info(i).name + "=" + shape_str(dims[i].span());
+  return s;
+}
+
+// Checks of a caller-owned buffer (R7): null, size, alignment. `what` names the call and tensor.
+Status check_buffer(const std::string& what, const void* data, DType dtype, std::size_t bytes,
+                    std::size_t buffer_bytes) {
+  if (buffer_bytes != Executor::kViewBytes && buffer_bytes < bytes)
+    return make_error(what, ": buffer of ", buffer_bytes, " bytes is too small for ", bytes, " bytes of ",
+                      dtype_name(dtype));
+  if (bytes == 0) return {};
+  if (data == nullptr) return make_error(what, ": null data");
+  const std::size_t align = bind_alignment(dtype);
+  if (reinterpret_cast<std::uintptr_t>(data) % align != 0)
+    return make_error(what, ": buffer at ", data, " is not aligned to ", align, " bytes (one ",
+                      dtype_name(dtype),
+                      " element); align it (64 bytes is best) or copy it in with set_input");
+  return {};
+}
+
+}  // namespace
+
+std::size_t bind_alignment(DType dtype) {
+  return std::max<std::size_t>(1, dtype_size(dtype));
+}
 
 Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, ExecutorOptions options) {
   if (!factory) return make_error("Executor::create: no factory");
   Executor ex(std::move(factory), std::move(options));
-  ex.input_set_.assign(ex.factory_->num_inputs(), false);
-  ex.parked_.resize(ex.factory_->num_inputs());
+  const Factory& f = *ex.factory_;
+  const Graph& g = f.graph();
+  const auto n_in = static_cast<std::size_t>(f.num_inputs());
+  ex.input_state_.assign(n_in, InputState::unset);
+  ex.park_.resize(n_in);
+  ex.park_dims_.resize(n_in);
+  ex.bound_in_.resize(n_in);
+  ex.bound_out_.resize(static_cast<std::size_t>(f.num_outputs()));
+  ex.value_ptr_.assign(g.values.size(), nullptr);
+  ex.copy_out_.reserve(static_cast<std::size_t>(f.num_outputs()));
+  ex.seen_plans_.reserve(kSeenPlans);
   std::vector<Dims> dims;
-  if (ex.factory_->default_input_dims(dims))
+  if (f.default_input_dims(dims))
     ex.pending_dims_ = dims;
   else
-    ex.pending_dims_.assign(ex.factory_->num_inputs(), Dims{});
-  if (auto plan = ex.factory_->default_plan()) WEAVE_TRY(ex.use_plan(plan));
+    ex.pending_dims_.assign(n_in, Dims{});
+  if (auto bound = f.bound_plan()) {
+    // Everything any in-bound shape needs is allocated now (R8): the arena and workspace of the
+    // bound, a parking buffer per input for its largest dims, and room for every view.
+    ex.arena_ = AlignedBuffer(bound->arena_bytes, /*zero=*/false);
+    ex.workspace_ = AlignedBuffer(bound->workspace_bytes, false);
+    for (std::size_t i = 0; i < n_in; ++i)
+      ex.park_[i] = AlignedBuffer(slot_bytes(bound->slots[g.inputs[i]]), false);
+    std::size_t n_in_views = 0, n_out_views = 0;
+    for (const PlanStep& s : bound->steps) {
+      n_in_views += s.inputs.size();
+      n_out_views += s.outputs.size();
+    }
+    ex.in_views_.reserve(n_in_views);
+    ex.out_views_.reserve(n_out_views);
+    ex.in_begin_.reserve(bound->steps.size() + 1);
+    ex.out_begin_.reserve(bound->steps.size() + 1);
+  }
+  if (auto plan = f.default_plan()) {
+    WEAVE_TRY(ex.use_plan(plan));
+    ex.seen_plans_.push_back(plan);
+  }
   return ex;
+}
+
+void Executor::log(std::string_view message) const {
+  if (options_.log) options_.log(message);
+}
+
+void Executor::count_input_copy(std::size_t bytes) {
+  ++pending_copies_.input_copies;
+  pending_copies_.bytes_copied += bytes;
+}
+
+void Executor::park(int index, const void* data, const Dims& dims) {
+  const auto i = static_cast<std::size_t>(index);
+  const std::size_t bytes =
+      static_cast<std::size_t>(dims.numel()) * dtype_size(factory_->input_info(index).dtype);
+  if (park_[i].size() < bytes) park_[i] = AlignedBuffer(bytes, false);
+  if (bytes) std::memcpy(park_[i].data(), data, bytes);
+  park_dims_[i] = dims;
+  input_state_[i] = InputState::parked;
+  count_input_copy(bytes);
 }
 
 Status Executor::use_plan(std::shared_ptr<const ShapePlan> plan) {
   if (plan == plan_) return {};
-  // Keep the bytes of inputs already set when the new plan puts them elsewhere.
   const Graph& g = factory_->graph();
-  std::vector<AlignedBuffer> saved(g.inputs.size());
+  const bool grow_arena = arena_.size() < plan->arena_bytes;
+  const bool grow_ws = workspace_.size() < plan->workspace_bytes;
   if (plan_) {
+    // Inputs already in the arena stay valid when the new plan keeps them at the same place
+    // (always so for plans sharing the factory's bound layout); others are parked and placed
+    // again by prepare().
     for (std::size_t i = 0; i < g.inputs.size(); ++i) {
-      if (!input_set_[i]) continue;
+      if (input_state_[i] != InputState::in_arena) continue;
       const ValueSlot& old = plan_->slots[g.inputs[i]];
       const ValueSlot& neu = plan->slots[g.inputs[i]];
       if (!(old.dims == neu.dims)) {
-        input_set_[i] = false;
+        input_state_[i] = InputState::unset;
         continue;
       }
-      const std::size_t n = static_cast<std::size_t>(old.dims.numel()) * dtype_size(old.dtype);
-      saved[i] = AlignedBuffer(n);
-      std::memcpy(saved[i].data(), arena_.data() + old.offset, n);
+      if (grow_arena || old.offset != neu.offset)
+        park(static_cast<int>(i), arena_.data() + old.offset, old.dims);
     }
+    ++stats_.plan_switches;
   }
   plan_ = std::move(plan);
-  if (arena_.size() < plan_->arena_bytes) arena_ = AlignedBuffer(plan_->arena_bytes, /*zero=*/false);
-  if (workspace_.size() < plan_->workspace_bytes) workspace_ = AlignedBuffer(plan_->workspace_bytes, false);
-  for (std::size_t i = 0; i < g.inputs.size(); ++i)
-    if (saved[i].size())
-      std::memcpy(arena_.data() + plan_->slots[g.inputs[i]].offset, saved[i].data(), saved[i].size());
-  bind_views();
+  if (grow_arena) {
+    if (arena_.size() > 0) ++stats_.arena_growths;
+    arena_ = AlignedBuffer(plan_->arena_bytes, /*zero=*/false);
+  }
+  if (grow_ws) {
+    if (workspace_.size() > 0) ++stats_.arena_growths;
+    workspace_ = AlignedBuffer(plan_->workspace_bytes, false);
+  }
+  // Rows of another plan's steps would be mislabelled.
+  profile_.clear();
+  views_dirty_ = true;
   return {};
 }
 
 ConstTensorView Executor::slot_view(int32_t v) const {
   const ValueSlot& s = plan_->slots[v];
-  const void* data = s.kind == SlotKind::arena ? arena_.data() + s.offset : s.data;
+  const void* data = value_ptr_[v] != nullptr    ? value_ptr_[v]
+                     : s.kind == SlotKind::arena ? static_cast<const void*>(arena_.data() + s.offset)
+                                                 : s.data;
   return ConstTensorView{data, s.dtype, s.dims};
 }
 
 void Executor::bind_views() {
+  // clear() keeps the capacity: after the largest plan was bound once, rebinding never allocates.
   in_views_.clear();
   out_views_.clear();
   in_begin_.assign(1, 0);
@@ -73,37 +172,67 @@ void Executor::bind_views() {
   }
 }
 
-Status Executor::set_input(int index, ConstTensorView value) {
+Status Executor::check_input(const char* what, int index, const ConstTensorView& value) const {
   if (index < 0 || index >= factory_->num_inputs())
-    return make_error("set_input: index ", index, " out of range (the model has ", factory_->num_inputs(),
+    return make_error(what, ": index ", index, " out of range (the model has ", factory_->num_inputs(),
                       " inputs)");
   const TensorInfo& info = factory_->input_info(index);
   if (value.dtype != info.dtype)
-    return make_error("set_input '", info.name, "': expected dtype ", dtype_name(info.dtype), ", got ",
+    return make_error(what, " '", info.name, "': expected dtype ", dtype_name(info.dtype), ", got ",
                       dtype_name(value.dtype));
   if (value.dims.size() != info.shape.size())
-    return make_error("set_input '", info.name, "': expected ", info.str(), ", got shape ",
+    return make_error(what, " '", info.name, "': expected ", info.str(), ", got shape ",
                       shape_str(value.dims.span()));
   for (int k = 0; k < value.dims.rank(); ++k)
-    if (info.shape[k] >= 0 && info.shape[k] != value.dims[k])
-      return make_error("set_input '", info.name, "': expected ", info.str(), ", got shape ",
+    if ((info.shape[k] >= 0 && info.shape[k] != value.dims[k]) || value.dims[k] < 0)
+      return make_error(what, " '", info.name, "': expected ", info.str(), ", got shape ",
                         shape_str(value.dims.span()));
-  if (value.numel() > 0 && !value.data) return make_error("set_input '", info.name, "': null data");
+  if (value.numel() > 0 && !value.data) return make_error(what, " '", info.name, "': null data");
+  if (!factory_->replan_beyond_bound())
+    if (Status st = factory_->check_bound(index, value.dims); !st) return st.error().context(what);
+  return {};
+}
 
-  pending_dims_[index] = value.dims;
-  if (plan_ && plan_->input_dims[index] == value.dims) {
-    const ValueSlot& s = plan_->slots[factory_->graph().inputs[index]];
+Status Executor::set_input(int index, ConstTensorView value) {
+  WEAVE_TRY(check_input("set_input", index, value));
+  const auto i = static_cast<std::size_t>(index);
+  if (input_state_[i] == InputState::bound) {
+    bound_in_[i] = ConstTensorView{};
+    views_dirty_ = true;
+  }
+  pending_dims_[i] = value.dims;
+  if (plan_ && plan_->input_dims[i] == value.dims) {
+    const ValueSlot& s = plan_->slots[factory_->graph().inputs[i]];
     if (value.bytes()) std::memcpy(arena_.data() + s.offset, value.data, value.bytes());
-    input_set_[index] = true;
-    parked_[index] = Tensor();
+    input_state_[i] = InputState::in_arena;
+    count_input_copy(value.bytes());
     return {};
   }
-  // New dims: keep a copy until run(), which plans once for the dims of all inputs together
-  // (inputs that share a dynamic dim, like tokens and h0 sharing batch, change one at a time).
-  parked_[index] = Tensor::copy_of(value);
-  input_set_[index] = false;
-  has_parked_ = true;
+  // New dims. With one input, or dims whose plan this executor already has, switch plans now
+  // and copy once. Otherwise keep a copy until run(), which plans once for the dims of all
+  // inputs together (inputs sharing a dynamic dim, like tokens and h0 sharing batch, change
+  // one at a time, and the mixed dims in between may not plan at all).
+  if (factory_->num_inputs() == 1 || known_plan(pending_dims_)) {
+    auto plan = find_plan();
+    if (!plan) {
+      input_state_[i] = InputState::unset;
+      return plan.error();
+    }
+    WEAVE_TRY(use_plan(*plan));
+    const ValueSlot& s = plan_->slots[factory_->graph().inputs[i]];
+    if (value.bytes()) std::memcpy(arena_.data() + s.offset, value.data, value.bytes());
+    input_state_[i] = InputState::in_arena;
+    count_input_copy(value.bytes());
+    return {};
+  }
+  park(index, value.data, value.dims);
   return {};
+}
+
+bool Executor::known_plan(std::span<const Dims> dims) const {
+  for (const auto& p : seen_plans_)
+    if (std::equal(dims.begin(), dims.end(), p->input_dims.begin(), p->input_dims.end())) return true;
+  return false;
 }
 
 Status Executor::set_input(std::string_view name, ConstTensorView value) {
@@ -112,24 +241,168 @@ Status Executor::set_input(std::string_view name, ConstTensorView value) {
   return set_input(*i, value);
 }
 
-Status Executor::run() {
-  if (has_parked_) {
-    auto plan = factory_->plan_for(pending_dims_);
+Status Executor::bind_input(int index, ConstTensorView value, std::size_t buffer_bytes) {
+  WEAVE_TRY(check_input("bind_input", index, value));
+  const TensorInfo& info = factory_->input_info(index);
+  WEAVE_TRY(
+      check_buffer("bind_input '" + info.name + "'", value.data, value.dtype, value.bytes(), buffer_bytes));
+  const auto i = static_cast<std::size_t>(index);
+  pending_dims_[i] = value.dims;
+  input_state_[i] = InputState::bound;
+  bound_in_[i] = value;
+  views_dirty_ = true;
+  return {};
+}
+
+Status Executor::bind_input(std::string_view name, ConstTensorView value, std::size_t buffer_bytes) {
+  auto i = factory_->input_index(name);
+  if (!i) return Error(i.message()).context("bind_input");
+  return bind_input(*i, value, buffer_bytes);
+}
+
+Status Executor::bind_output(int index, TensorView buffer, std::size_t buffer_bytes) {
+  if (index < 0 || index >= factory_->num_outputs())
+    return make_error("bind_output: index ", index, " out of range (the model has ", factory_->num_outputs(),
+                      " outputs)");
+  const TensorInfo& info = factory_->output_info(index);
+  const Value& value = factory_->graph().values[factory_->graph().outputs[index]];
+  if (buffer.dtype != info.dtype)
+    return make_error("bind_output '", info.name, "': expected dtype ", dtype_name(info.dtype), ", got ",
+                      dtype_name(buffer.dtype));
+  for (int k = 0; k < buffer.dims.rank(); ++k)
+    if (buffer.dims[k] < 0)
+      return make_error("bind_output '", info.name, "': negative dim in ", shape_str(buffer.dims.span()));
+  if (value.rank_known) {
+    bool fits = buffer.dims.size() == info.shape.size();
+    for (int k = 0; fits && k < buffer.dims.rank(); ++k)
+      fits = info.shape[k] < 0 || info.shape[k] == buffer.dims[k];
+    if (!fits)
+      return make_error("bind_output '", info.name, "': expected ", info.str(), ", got shape ",
+                        shape_str(buffer.dims.span()));
+  }
+  WEAVE_TRY(check_buffer("bind_output '" + info.name + "'", buffer.data, buffer.dtype, buffer.bytes(),
+                         buffer_bytes));
+  bound_out_[static_cast<std::size_t>(index)] = buffer;
+  views_dirty_ = true;
+  return {};
+}
+
+Status Executor::bind_output(std::string_view name, TensorView buffer, std::size_t buffer_bytes) {
+  auto i = factory_->output_index(name);
+  if (!i) return Error(i.message()).context("bind_output");
+  return bind_output(*i, buffer, buffer_bytes);
+}
+
+void Executor::unbind_input(int index) {
+  if (index < 0 || index >= factory_->num_inputs()) return;
+  const auto i = static_cast<std::size_t>(index);
+  if (input_state_[i] != InputState::bound) return;
+  input_state_[i] = InputState::unset;
+  bound_in_[i] = ConstTensorView{};
+  views_dirty_ = true;
+}
+
+void Executor::unbind_output(int index) {
+  if (index < 0 || index >= factory_->num_outputs()) return;
+  bound_out_[static_cast<std::size_t>(index)] = TensorView{};
+  views_dirty_ = true;
+}
+
+void Executor::unbind_all() {
+  for (int i = 0; i < factory_->num_inputs(); ++i) unbind_input(i);
+  for (int k = 0; k < factory_->num_outputs(); ++k) unbind_output(k);
+}
+
+Expected<std::shared_ptr<const ShapePlan>> Executor::find_plan() {
+  for (auto it = seen_plans_.rbegin(); it != seen_plans_.rend(); ++it)
+    if (std::equal(pending_dims_.begin(), pending_dims_.end(), (*it)->input_dims.begin(),
+                   (*it)->input_dims.end()))
+      return *it;
+  // First use of these dims by this executor: the factory has the plan or makes it (once per
+  // factory, shared). Only this path allocates.
+  bool beyond = false;
+  for (int i = 0; i < factory_->num_inputs(); ++i)
+    beyond = beyond || !factory_->within_bound(i, pending_dims_[static_cast<std::size_t>(i)]);
+  if (beyond)
+    log("input dims " + dims_text(*factory_, pending_dims_) +
+        " exceed the planned bound (max_shapes): re-planning (replan_beyond_bound)");
+  else
+    log("input dims " + dims_text(*factory_, pending_dims_) +
+        ": first run with these dims, using the factory's plan");
+  auto plan = factory_->plan_for(pending_dims_);
+  if (!plan) return plan.error();
+  if (seen_plans_.size() >= kSeenPlans) seen_plans_.erase(seen_plans_.begin());
+  seen_plans_.push_back(*plan);
+  return *plan;
+}
+
+Status Executor::prepare() {
+  const Graph& g = factory_->graph();
+  for (std::size_t i = 0; i < input_state_.size(); ++i)
+    if (input_state_[i] == InputState::unset)
+      return make_error("run: input '", factory_->input_info(static_cast<int>(i)).name, "' was not set");
+  if (!plan_ || !std::equal(pending_dims_.begin(), pending_dims_.end(), plan_->input_dims.begin(),
+                            plan_->input_dims.end())) {
+    auto plan = find_plan();
     if (!plan) return plan.error();
     WEAVE_TRY(use_plan(*plan));
-    const Graph& g = factory_->graph();
-    for (std::size_t i = 0; i < parked_.size(); ++i) {
-      if (parked_[i].dtype() == DType::undefined) continue;
-      const ValueSlot& s = plan_->slots[g.inputs[i]];
-      if (parked_[i].bytes()) std::memcpy(arena_.data() + s.offset, parked_[i].data(), parked_[i].bytes());
-      input_set_[i] = true;
-      parked_[i] = Tensor();
-    }
-    has_parked_ = false;
   }
-  for (std::size_t i = 0; i < input_set_.size(); ++i)
-    if (!input_set_[i])
+  for (std::size_t i = 0; i < input_state_.size(); ++i) {
+    if (input_state_[i] == InputState::unset)  // dropped by use_plan (dims changed under it)
       return make_error("run: input '", factory_->input_info(static_cast<int>(i)).name, "' was not set");
+    if (input_state_[i] != InputState::parked) continue;
+    const ValueSlot& s = plan_->slots[g.inputs[i]];
+    const std::size_t bytes = slot_bytes(s);
+    if (bytes) std::memcpy(arena_.data() + s.offset, park_[i].data(), bytes);
+    input_state_[i] = InputState::in_arena;
+    count_input_copy(bytes);
+  }
+  return {};
+}
+
+Status Executor::resolve_bindings() {
+  const Graph& g = factory_->graph();
+  for (int32_t v : g.inputs) value_ptr_[v] = nullptr;
+  for (int32_t v : g.outputs) value_ptr_[v] = nullptr;
+  for (std::size_t i = 0; i < input_state_.size(); ++i)
+    if (input_state_[i] == InputState::bound && bound_in_[i].bytes() > 0)
+      value_ptr_[g.inputs[i]] = bound_in_[i].data;
+  copy_out_.clear();
+  for (std::size_t k = 0; k < bound_out_.size(); ++k) {
+    const TensorView& b = bound_out_[k];
+    if (!b.present()) continue;
+    const int32_t v = g.outputs[k];
+    const ValueSlot& s = plan_->slots[v];
+    if (!(s.dims == b.dims) || s.dtype != b.dtype)
+      return make_error("run: output '", factory_->output_info(static_cast<int>(k)).name, "' is bound to a ",
+                        dtype_name(b.dtype), "[", shape_str(b.dims.span()), "] buffer, but the inputs ",
+                        dims_text(*factory_, pending_dims_), " make it ", dtype_name(s.dtype), "[",
+                        shape_str(s.dims.span()), "]; bind_output again (see output_dims) or unbind_output");
+    if (b.bytes() == 0) continue;
+    // Produced in place only by a step of this plan, and only once per value.
+    const bool in_place =
+        s.kind == SlotKind::arena && g.values[v].kind != ValueKind::input && value_ptr_[v] == nullptr;
+    if (in_place)
+      value_ptr_[v] = b.data;
+    else
+      copy_out_.push_back(static_cast<int>(k));
+  }
+  bind_views();
+  views_dirty_ = false;
+  return {};
+}
+
+Expected<Dims> Executor::output_dims(int index) {
+  if (index < 0 || index >= factory_->num_outputs())
+    return make_error("output_dims: index ", index, " out of range (the model has ", factory_->num_outputs(),
+                      " outputs)");
+  WEAVE_TRY(prepare());
+  return plan_->slots[factory_->graph().outputs[index]].dims;
+}
+
+Status Executor::run() {
+  WEAVE_TRY(prepare());
+  if (views_dirty_) WEAVE_TRY(resolve_bindings());
   const Parallel& par = options_.parallel ? *options_.parallel : SerialParallel::instance();
   const auto& steps = plan_->steps;
   const bool prof = options_.profile;
@@ -160,7 +433,21 @@ Status Executor::run() {
     }
     p.ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   }
+  // Bound outputs no step could write in place (params, values known at plan time, ...).
+  for (int k : copy_out_) {
+    const TensorView& b = bound_out_[static_cast<std::size_t>(k)];
+    ConstTensorView src = slot_view(factory_->graph().outputs[k]);
+    std::memcpy(b.data, src.data, b.bytes());
+    ++pending_copies_.output_copies;
+    pending_copies_.bytes_copied += b.bytes();
+  }
   ran_ = true;
+  ++stats_.runs;
+  stats_.last_run = pending_copies_;
+  stats_.total.input_copies += pending_copies_.input_copies;
+  stats_.total.output_copies += pending_copies_.output_copies;
+  stats_.total.bytes_copied += pending_copies_.bytes_copied;
+  pending_copies_ = CopyStats{};
   return {};
 }
 
@@ -186,7 +473,14 @@ Expected<std::vector<Tensor>> Executor::run(std::span<const ConstTensorView> inp
   WEAVE_TRY(run());
   std::vector<Tensor> outs;
   outs.reserve(factory_->num_outputs());
-  for (int i = 0; i < factory_->num_outputs(); ++i) outs.push_back(Tensor::copy_of(*output(i)));
+  for (int i = 0; i < factory_->num_outputs(); ++i) {
+    outs.push_back(Tensor::copy_of(*output(i)));
+    // The owning copies belong to this run.
+    ++stats_.last_run.output_copies;
+    ++stats_.total.output_copies;
+    stats_.last_run.bytes_copied += outs.back().bytes();
+    stats_.total.bytes_copied += outs.back().bytes();
+  }
   return outs;
 }
 

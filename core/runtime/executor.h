@@ -7,9 +7,15 @@
 //
 // Changing input dims re-plans (plans are cached in the Factory and shared); run() itself never
 // allocates.
+//
+// Zero-copy (R7):  ex.bind_input("x", caller_view);  ex.bind_output("y", caller_view);  ex.run();
+// Kernels then read the caller's input and write the caller's output buffer directly. See
+// bind_input / bind_output for the rules, and stats() for the copies that still happen.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -28,6 +34,27 @@ struct ExecutorOptions {
   // Kernels split work over this; nullptr runs on the calling thread alone.
   std::shared_ptr<const Parallel> parallel;
   bool profile = false;  // time every step (R11); read with profile()
+  // Told about rare, costly events on the run path: planning for new input dims, and a re-plan
+  // beyond the factory's bound (FactoryOptions::replan_beyond_bound). Empty: silent.
+  std::function<void(std::string_view)> log;
+};
+
+// Tensor copies the executor made (R7). Copies of the caller's tensors are what zero-copy
+// binding avoids, so they are counted rather than hidden.
+struct CopyStats {
+  // set_input copies. New dims on a model of several inputs, for which this executor has no
+  // plan yet, copy twice: parked, then placed once run() has planned for all inputs.
+  uint64_t input_copies = 0;
+  uint64_t output_copies = 0;  // bound outputs that could not be written in place (see bind_output)
+  uint64_t bytes_copied = 0;
+};
+
+struct ExecutorStats {
+  uint64_t runs = 0;
+  uint64_t plan_switches = 0;  // times the executor changed plans (new input dims)
+  uint64_t arena_growths = 0;  // times the arena or workspace had to be reallocated after creation
+  CopyStats last_run;          // copies that fed or finished the last successful run()
+  CopyStats total;             // since creation
 };
 
 // One row per executed step of the last run() with profiling on.
@@ -41,6 +68,9 @@ struct OpProfile {
 
 class Executor {
  public:
+  // Default `buffer_bytes` of bind_input/bind_output: the buffer is exactly the view.
+  static constexpr std::size_t kViewBytes = static_cast<std::size_t>(-1);
+
   [[nodiscard]] static Expected<Executor> create(std::shared_ptr<const Factory> factory,
                                                  ExecutorOptions options = {});
 
@@ -50,6 +80,38 @@ class Executor {
   // Copies the tensor into the executor. Errors name the input and both shapes/dtypes.
   [[nodiscard]] Status set_input(int index, ConstTensorView value);
   [[nodiscard]] Status set_input(std::string_view name, ConstTensorView value);
+
+  // Zero-copy input (R7): later runs read the caller's memory directly, until the input is
+  // bound again, set_input is called for it, or unbind_input. The caller keeps the memory
+  // alive and unchanged while runs use it. Checked like set_input (dtype, rank, static dims,
+  // the max_shapes bound) plus: `buffer_bytes` (the caller's buffer size; default: exactly the
+  // view's bytes) must hold the view, data must be non-null when the tensor is not empty, and
+  // data must be aligned to the element size (bind_alignment). 64-byte alignment is
+  // recommended (SIMD loads never split cache lines) but not required. Errors name the input.
+  // New dims pick another plan at the next run, exactly as set_input does.
+  [[nodiscard]] Status bind_input(int index, ConstTensorView value, std::size_t buffer_bytes = kViewBytes);
+  [[nodiscard]] Status bind_input(std::string_view name, ConstTensorView value,
+                                  std::size_t buffer_bytes = kViewBytes);
+  // Zero-copy output (R7): the step producing the output writes straight into the caller's
+  // buffer, and later steps reading that value read it from there. Checked like bind_input
+  // (dtype, rank, static dims, size, alignment) at bind time; the dims must also equal the dims
+  // the current inputs give that output, checked by run() (so bind after setting inputs whose
+  // dims changed, or ask output_dims()). Bindings survive re-planning: a run whose dims no
+  // longer match a bound output fails with an error naming the output and both shapes; bind
+  // again or unbind. An output that is a param, a value computed while planning, a model
+  // input, or a second output of the same value cannot be produced in place: run() copies it
+  // into the buffer at the end and counts it in stats().last_run.output_copies.
+  [[nodiscard]] Status bind_output(int index, TensorView buffer, std::size_t buffer_bytes = kViewBytes);
+  [[nodiscard]] Status bind_output(std::string_view name, TensorView buffer,
+                                   std::size_t buffer_bytes = kViewBytes);
+  // After unbind_input the input must be set or bound again before the next run.
+  void unbind_input(int index);
+  void unbind_output(int index);
+  void unbind_all();
+  // Dims of output `index` for the inputs set or bound so far (plans for them if needed), so a
+  // caller can size the buffer it binds before running.
+  [[nodiscard]] Expected<Dims> output_dims(int index);
+
   [[nodiscard]] Status run();
   // Views into the executor's memory, valid until the next set_input/run.
   [[nodiscard]] Expected<ConstTensorView> output(int index) const;
@@ -57,24 +119,51 @@ class Executor {
   // Stateless: binds all inputs (in input order), runs, returns owning copies of all outputs.
   [[nodiscard]] Expected<std::vector<Tensor>> run(std::span<const ConstTensorView> inputs);
 
+  [[nodiscard]] const ExecutorStats& stats() const { return stats_; }
   [[nodiscard]] const std::vector<OpProfile>& profile() const { return profile_; }
   [[nodiscard]] std::size_t arena_bytes() const { return arena_.size(); }
   [[nodiscard]] const ShapePlan* plan() const { return plan_.get(); }
 
  private:
+  enum class InputState : uint8_t { unset, in_arena, parked, bound };
+
   explicit Executor(std::shared_ptr<const Factory> f, ExecutorOptions o)
       : factory_(std::move(f)), options_(std::move(o)) {}
   [[nodiscard]] Status use_plan(std::shared_ptr<const ShapePlan> plan);
   void bind_views();
   [[nodiscard]] ConstTensorView slot_view(int32_t value) const;
+  // Shared checks of set_input and bind_input: index, dtype, rank, static dims, bound.
+  [[nodiscard]] Status check_input(const char* what, int index, const ConstTensorView& value) const;
+  // Copies into the input's parking buffer (grown only when too small).
+  void park(int index, const void* data, const Dims& dims);
+  // Chooses the plan for the pending dims, places parked inputs, resolves bindings.
+  [[nodiscard]] Status prepare();
+  [[nodiscard]] Expected<std::shared_ptr<const ShapePlan>> find_plan();
+  [[nodiscard]] bool known_plan(std::span<const Dims> dims) const;
+  [[nodiscard]] Status resolve_bindings();
+  void count_input_copy(std::size_t bytes);
+  void log(std::string_view message) const;
 
   std::shared_ptr<const Factory> factory_;
   ExecutorOptions options_;
   std::shared_ptr<const ShapePlan> plan_;
   std::vector<Dims> pending_dims_;  // dims of inputs set since the plan was last chosen
-  std::vector<bool> input_set_;
-  std::vector<Tensor> parked_;  // inputs whose dims differ from the plan's, until run() re-plans
-  bool has_parked_ = false;
+  std::vector<InputState> input_state_;
+  // Inputs whose dims differ from the plan's wait here until run() re-plans. Sized for the
+  // factory's bound at creation and only grown, so switching shapes does not allocate.
+  std::vector<AlignedBuffer> park_;
+  std::vector<Dims> park_dims_;
+  bool replan_ = false;  // some pending dims differ from the plan's
+  // Plans this executor used, most recent last: switching back to one is a lookup.
+  std::vector<std::shared_ptr<const ShapePlan>> seen_plans_;
+  // Zero-copy bindings: per input / output; a view with dtype undefined is unbound.
+  std::vector<ConstTensorView> bound_in_;
+  std::vector<TensorView> bound_out_;
+  std::vector<const void*> value_ptr_;  // per value: caller memory that replaces its slot, or nullptr
+  std::vector<int> copy_out_;           // bound outputs copied at the end of run()
+  bool views_dirty_ = true;
+  ExecutorStats stats_;
+  CopyStats pending_copies_;  // copies made since the last run, charged to the next
   AlignedBuffer arena_;
   AlignedBuffer workspace_;
   // Per step, resolved views; step s uses in_views_[in_begin_[s] .. in_begin_[s+1]).
@@ -84,5 +173,9 @@ class Executor {
   std::vector<OpProfile> profile_;
   bool ran_ = false;
 };
+
+// Alignment bind_input / bind_output require for `dtype`: the element size (what kernels
+// need for aligned element access). 64 (kAlignment) is better still.
+[[nodiscard]] std::size_t bind_alignment(DType dtype);
 
 }  // namespace weave

@@ -68,8 +68,9 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
     }
     f->default_dims_[i] = Dims(s);
   }
+  WEAVE_TRY(f->setup_bounds(options));
   if (f->has_default_dims_) {
-    auto plan = make_shape_plan(g, f->kernels_, f->default_dims_);
+    auto plan = make_shape_plan(g, f->kernels_, f->default_dims_, f->bound_for(f->default_dims_));
     if (!plan) return plan.error();
     f->default_plan_ = *plan;
     f->recent_plans_.push_back(*plan);
@@ -104,12 +105,91 @@ Expected<std::shared_ptr<const ShapePlan>> Factory::plan_for(std::span<const Dim
   }
   // Planning runs outside the lock; two threads planning the same new dims both succeed and
   // the cache keeps one.
-  auto plan = make_shape_plan(graph_, kernels_, input_dims);
+  auto plan = make_shape_plan(graph_, kernels_, input_dims, bound_for(input_dims));
   if (!plan) return plan.error();
   std::lock_guard<std::mutex> lock(plans_mutex_);
   if (recent_plans_.size() >= kRecentPlans) recent_plans_.erase(recent_plans_.begin());
   recent_plans_.push_back(*plan);
   return *plan;
+}
+
+}  // namespace weave
+
+namespace weave {
+
+Status Factory::setup_bounds(const FactoryOptions& options) {
+  const Graph& g = graph_;
+  max_dims_.assign(g.inputs.size(), Dims{});
+  replan_beyond_bound_ = options.replan_beyond_bound;
+  if (options.max_shapes.empty()) return {};
+  std::vector<Dims> bound_dims(g.inputs.size());
+  for (const auto& [name, shape] : options.max_shapes) {
+    auto i = input_index(name);
+    if (!i) return Error(i.message()).context("max_shapes");
+    const TensorInfo& info = g.input_infos[*i];
+    if (shape.size() != info.shape.size() || shape.size() > static_cast<std::size_t>(kMaxRank))
+      return make_error("max_shapes: input '", name, "' is ", info.str(), ", bound ", shape_str(shape),
+                        " has another rank");
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+      if (shape[k] < 1)
+        return make_error("max_shapes: input '", name, "': bound ", shape_str(shape), " has a dim below 1");
+      if (info.shape[k] >= 0 && info.shape[k] != shape[k])
+        return make_error("max_shapes: input '", name, "' is ", info.str(), ", bound ", shape_str(shape),
+                          " changes a static dim");
+    }
+    max_dims_[*i] = Dims(shape);
+  }
+  // Unbounded inputs take their default dims for the bound plan.
+  for (std::size_t i = 0; i < g.inputs.size(); ++i) {
+    if (max_dims_[i].rank() > 0) {
+      bound_dims[i] = max_dims_[i];
+    } else if (has_default_dims_) {
+      bound_dims[i] = default_dims_[i];
+    } else if (shape_is_static(g.input_infos[i].shape)) {
+      bound_dims[i] = Dims(g.input_infos[i].shape);
+    } else {
+      return make_error("max_shapes: input '", g.input_infos[i].name, "' (", g.input_infos[i].str(),
+                        ") has dynamic dims but no bound; give max_shapes for it too");
+    }
+  }
+  auto plan = make_shape_plan(g, kernels_, bound_dims);
+  if (!plan) return Error(plan.message()).context("max_shapes");
+  bound_plan_ = *plan;
+  recent_plans_.push_back(bound_plan_);
+  // Default dims beyond the bound would make every new executor fail: say so now.
+  if (has_default_dims_)
+    for (std::size_t i = 0; i < g.inputs.size(); ++i)
+      if (!within_bound(static_cast<int>(i), default_dims_[i]))
+        return make_error("max_shapes: input '", g.input_infos[i].name, "': default dims ",
+                          shape_str(default_dims_[i].span()), " exceed the bound ",
+                          shape_str(max_dims_[i].span()));
+  return {};
+}
+
+bool Factory::within_bound(int input, const Dims& dims) const {
+  const Dims& b = max_dims_[input];
+  if (b.rank() == 0) return true;
+  if (b.rank() != dims.rank()) return false;
+  for (int k = 0; k < b.rank(); ++k)
+    if (dims[k] > b[k]) return false;
+  return true;
+}
+
+Status Factory::check_bound(int input, const Dims& dims) const {
+  if (within_bound(input, dims)) return {};
+  return make_error("input '", graph_.input_infos[input].name, "': dims ", shape_str(dims.span()),
+                    " exceed the planned bound ", shape_str(max_dims_[input].span()),
+                    " (max_shapes); raise the bound or allow re-planning (replan_beyond_bound)");
+}
+
+const ShapePlan* Factory::bound_for(std::span<const Dims> input_dims) const {
+  if (!bound_plan_ || input_dims.size() != max_dims_.size()) return nullptr;
+  for (std::size_t i = 0; i < input_dims.size(); ++i) {
+    // Unbounded inputs must have the dims the bound plan was made with.
+    if (max_dims_[i].rank() == 0 && !(bound_plan_->input_dims[i] == input_dims[i])) return nullptr;
+    if (!within_bound(static_cast<int>(i), input_dims[i])) return nullptr;
+  }
+  return bound_plan_.get();
 }
 
 }  // namespace weave

@@ -28,6 +28,15 @@ struct FactoryOptions {
   // first set_input (or taken from the graph's "plan_shape.<input>" metadata written by
   // `weave compile --shape`).
   std::map<std::string, Shape> plan_shapes;
+  // R8: the upper bound of every dim, by input name ("x" -> {1,3,960,960}). The factory plans
+  // once for the bound; any dims within it then reuse that arena layout, so an executor sized
+  // at creation runs every in-bound shape without allocating (the first run of a new shape
+  // still builds its plan once: shapes, folded values, steps). Inputs not named here are
+  // unbounded and planned as before. Dims beyond the bound are an error naming the input, the
+  // dims and the bound, unless `replan_beyond_bound` is set: then they get a plan of their own
+  // (the executor's arena may grow; Executor reports it through its log callback and stats).
+  std::map<std::string, Shape> max_shapes;
+  bool replan_beyond_bound = false;
   const KernelRegistry* registry = nullptr;  // default: KernelRegistry::global()
 };
 
@@ -59,16 +68,34 @@ class Factory {
   // Default input dims: from the options or metadata; false if some dim is unknown.
   [[nodiscard]] bool default_input_dims(std::vector<Dims>& out) const;
 
+  // R8 bounds. The plan for the upper bound (nullptr without max_shapes); every executor sizes
+  // its arena and workspace for it at creation.
+  [[nodiscard]] std::shared_ptr<const ShapePlan> bound_plan() const { return bound_plan_; }
+  // Per input: the bound (rank 0 when the input is unbounded).
+  [[nodiscard]] const Dims& max_dims(int input) const { return max_dims_[input]; }
+  [[nodiscard]] bool replan_beyond_bound() const { return replan_beyond_bound_; }
+  // Ok when `dims` lie within the bound of input `input` (always for unbounded inputs);
+  // otherwise an error naming the input, its dims and the bound.
+  [[nodiscard]] Status check_bound(int input, const Dims& dims) const;
+  [[nodiscard]] bool within_bound(int input, const Dims& dims) const;
+
   Factory(const Factory&) = delete;
   Factory& operator=(const Factory&) = delete;
 
  private:
   Factory() = default;
+  // Validates options.max_shapes and plans for the bound (called at the end of create).
+  [[nodiscard]] Status setup_bounds(const FactoryOptions& options);
+  // The bound plan when `input_dims` lie within it, else nullptr.
+  [[nodiscard]] const ShapePlan* bound_for(std::span<const Dims> input_dims) const;
   Graph graph_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
   std::vector<Dims> default_dims_;
   bool has_default_dims_ = false;
   std::shared_ptr<const ShapePlan> default_plan_;
+  std::vector<Dims> max_dims_;  // per input; rank 0 = unbounded
+  std::shared_ptr<const ShapePlan> bound_plan_;
+  bool replan_beyond_bound_ = false;
   mutable std::mutex plans_mutex_;
   mutable std::vector<std::shared_ptr<const ShapePlan>> recent_plans_;
 };

@@ -34,7 +34,8 @@ Status check_input(const Graph& g, std::size_t i, const Dims& d) {
 
 Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(const Graph& g,
                                                            std::span<const std::unique_ptr<Kernel>> kernels,
-                                                           std::span<const Dims> input_dims) {
+                                                           std::span<const Dims> input_dims,
+                                                           const ShapePlan* bound) {
   auto plan = std::make_shared<ShapePlan>();
   if (input_dims.size() != g.inputs.size())
     return make_error("expected dims for ", g.inputs.size(), " inputs, got ", input_dims.size());
@@ -146,10 +147,38 @@ Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(const Graph& g,
     lifetimes.push_back(TensorLifetime{bytes, std::max(0, first[v]), std::max(0, last[v])});
     ids.push_back(static_cast<int32_t>(v));
   }
+  if (bound != nullptr && layout_fits_bound(*plan, *bound)) {
+    for (int32_t v : ids) slots[v].offset = bound->slots[v].offset;
+    plan->arena_bytes = bound->arena_bytes;
+    plan->workspace_bytes = bound->workspace_bytes;
+    plan->layout_from_bound = true;
+    return std::shared_ptr<const ShapePlan>(std::move(plan));
+  }
   MemoryPlan mp = plan_memory(lifetimes);
   for (std::size_t i = 0; i < ids.size(); ++i) slots[ids[i]].offset = mp.offsets[i];
   plan->arena_bytes = mp.arena_bytes;
   return std::shared_ptr<const ShapePlan>(std::move(plan));
+}
+
+bool layout_fits_bound(const ShapePlan& plan, const ShapePlan& bound) {
+  if (plan.slots.size() != bound.slots.size() || plan.steps.size() != bound.steps.size()) return false;
+  if (plan.workspace_bytes > bound.workspace_bytes) return false;
+  // Same steps in the same order means the same lifetimes for every value both keep in the arena.
+  for (std::size_t s = 0; s < plan.steps.size(); ++s) {
+    const PlanStep& a = plan.steps[s];
+    const PlanStep& b = bound.steps[s];
+    if (a.node != b.node || a.inputs != b.inputs || a.outputs != b.outputs) return false;
+  }
+  for (std::size_t v = 0; v < plan.slots.size(); ++v) {
+    const ValueSlot& a = plan.slots[v];
+    if (a.kind != SlotKind::arena) continue;
+    const ValueSlot& b = bound.slots[v];
+    if (b.kind != SlotKind::arena) return false;
+    const std::size_t need = static_cast<std::size_t>(a.dims.numel()) * dtype_size(a.dtype);
+    const std::size_t have = static_cast<std::size_t>(b.dims.numel()) * dtype_size(b.dtype);
+    if (need > have) return false;
+  }
+  return true;
 }
 
 }  // namespace weave

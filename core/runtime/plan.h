@@ -43,10 +43,24 @@ struct ShapePlan {
   std::size_t arena_bytes = 0;
   std::size_t workspace_bytes = 0;
   int folded_nodes = 0;  // nodes evaluated while planning (not in steps)
+  // True when the arena offsets were taken from a bounding plan (see make_shape_plan), so an
+  // executor sized for that plan runs this one without growing or moving anything. (False for
+  // the bound plan itself, which owns the layout.)
+  bool layout_from_bound = false;
 };
 
 // Builds the plan; errors name the input or node that cannot take these dims.
+//
+// `bound` (optional) is the plan for the upper bound of every dynamic dim (R8). When the new
+// plan has the same steps as `bound`, every arena value is no larger than in `bound` and the
+// workspace fits, the arena layout of `bound` is reused: a value alive at the same steps with
+// no more bytes cannot overlap anything it did not already avoid. Otherwise (a shape-dependent
+// fold changed the steps, or a size is not monotonic in the dims) the plan gets its own layout.
 [[nodiscard]] Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(
-    const Graph& graph, std::span<const std::unique_ptr<Kernel>> kernels, std::span<const Dims> input_dims);
+    const Graph& graph, std::span<const std::unique_ptr<Kernel>> kernels, std::span<const Dims> input_dims,
+    const ShapePlan* bound = nullptr);
+
+// True when `plan` can use the arena offsets of `bound` (the conditions above).
+[[nodiscard]] bool layout_fits_bound(const ShapePlan& plan, const ShapePlan& bound);
 
 }  // namespace weave

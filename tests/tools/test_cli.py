@@ -92,6 +92,42 @@ check("bench --json last line", all(k in last for k in ("load_ms", "median_ms", 
 rc, so, se = weave("bench", tmp("sq.zlib.weave"), "--iters", "2", "--profile")
 check("bench --profile table", rc == 0 and "share" in so and "Conv" in so and "by op type" in so, so + se)
 
+# Time evaluator options: repeats of `number` runs, number raised to reach --min-time.
+rc, so, se = weave("bench", tmp("sq.zlib.weave"), "--repeat", "3", "--number", "2", "--warmup", "1", "--json")
+last = json.loads(so.strip().splitlines()[-1]) if rc == 0 else {}
+check("bench --repeat/--number", last.get("repeat") == 3 and last.get("number") == 2
+      and len(last.get("repeat_ms", [])) == 3 and "repeats of 2 runs" in so, so + se)
+rc, so, se = weave("bench", tmp("sq.zlib.weave"), "--repeat", "2", "--min-time", "1", "--json")
+last = json.loads(so.strip().splitlines()[-1]) if rc == 0 else {}
+check("bench --min-time", rc == 0 and last.get("number", 0) >= 1 and len(last.get("repeat_ms", [])) == 2, so + se)
+expect_error("bench --number 0", ["bench", tmp("sq.zlib.weave"), "--number", "0"], "--number", code=2)
+expect_error("bench --min-time bad", ["bench", tmp("sq.zlib.weave"), "--min-time", "-3"], "--min-time", code=2)
+
+# Dynamic dims within a bound: planned once for the bound; beyond it an error or an explicit re-plan.
+rc, so, se = weave("bench", tmp("sq.zlib.weave"), "--max-shape", "input=2x3x224x224", "--iters", "2", "--json")
+last = json.loads(so.strip().splitlines()[-1]) if rc == 0 else {}
+check("bench --max-shape runs at the bound", last.get("inputs") == "input=2x3x224x224"
+      and "bound: input<=2x3x224x224" in so, so + se)
+outdir = tmp("run-bound")
+rc, so, se = weave("run", MODEL, "--input", f"input={REF}/input_input.npy", "--max-shape", "input=4x3x224x224",
+                   "--output-dir", outdir)
+ok = rc == 0 and os.path.exists(os.path.join(outdir, "logits.npy"))
+if ok:
+    got, want = np.load(os.path.join(outdir, "logits.npy")), np.load(f"{REF}/output_logits.npy")
+    ok = got.shape == want.shape and bool(np.all(np.abs(got - want) <= 1e-3 + 1e-3 * np.abs(want)))
+check("run --max-shape within the bound matches", ok, se)
+batch2 = tmp("input_b2.npy")
+np.save(batch2, np.concatenate([np.load(f"{REF}/input_input.npy")] * 2))
+expect_error("run beyond --max-shape", ["run", MODEL, "--input", f"input={batch2}", "--max-shape",
+             "input=1x3x224x224"], "dims 2x3x224x224 exceed the planned bound 1x3x224x224")
+rc, so, se = weave("run", MODEL, "--input", f"input={batch2}", "--max-shape", "input=1x3x224x224",
+                   "--replan-beyond-bound")
+check("run --replan-beyond-bound logs the re-plan", rc == 0 and "re-planning" in se and "logits" in so, so + se)
+expect_error("run --max-shape static dim", ["run", MODEL, "--input", f"input={batch2}", "--max-shape",
+             "input=2x3x100x100"], "max_shapes", "changes a static dim")
+expect_error("run --max-shape syntax", ["run", MODEL, "--input", f"input={batch2}", "--max-shape", "input=abc"],
+             "--max-shape", code=2)
+
 # ------------------------------------------------------------------ usage errors: exit 2
 expect_error("no command", [], "usage", code=2)
 expect_error("unknown command", ["frobnicate"], "unknown command", code=2)

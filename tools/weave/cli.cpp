@@ -59,6 +59,16 @@ Expected<std::pair<std::string, Shape>> parse_named_shape(const std::string& tex
   return std::make_pair(text.substr(0, eq), s);
 }
 
+Expected<std::map<std::string, Shape>> named_shapes(const Args& args, const std::string& option) {
+  std::map<std::string, Shape> out;
+  for (const auto& s : args.all(option)) {
+    auto ns = parse_named_shape(s);
+    if (!ns) return Error(ns.message()).context(option);
+    out[ns->first] = ns->second;
+  }
+  return out;
+}
+
 std::string sanitize(const std::string& name) {
   std::string s = name;
   for (char& c : s)

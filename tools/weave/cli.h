@@ -37,6 +37,8 @@ private:
 
 // "NAME=1x3x224x224" -> (NAME, shape); errors quote the argument.
 [[nodiscard]] Expected<std::pair<std::string, Shape>> parse_named_shape(const std::string& text);
+// Every NAME=DIMS value of a repeatable option, by name; errors name the option.
+[[nodiscard]] Expected<std::map<std::string, Shape>> named_shapes(const Args& args, const std::string& option);
 // Non-alphanumerics become '_' (the file names `weave run` writes).
 [[nodiscard]] std::string sanitize(const std::string& name);
 // A deterministic input for benchmarking: floats in [-1, 1), integers in [0, 8), bools false.

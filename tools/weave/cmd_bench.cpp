@@ -1,14 +1,16 @@
-// weave bench MODEL [--threads N] [--iters N] [--shape NAME=DIMS] [--profile] [--json]
-#include <nlohmann/json.hpp>
-
+// weave bench MODEL [--threads N] [--iters N] [--warmup N] [--repeat N] [--number N] [--min-time MS]
+//                   [--shape NAME=DIMS] [--max-shape NAME=DIMS] [--profile] [--json]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "core/loader/model_loader.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/thread_pool.h"
+#include "core/runtime/time_evaluator.h"
 #include "tools/weave/cli.h"
 
 namespace weave::cli {
@@ -17,46 +19,74 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+
+// A positive integer option; false (message printed) when malformed.
+bool int_option(const Args& args, const char* name, int fallback, int lo, int& out) {
+  const auto v = args.get(name);
+  if (!v) {
+    out = fallback;
+    return true;
+  }
+  char* end = nullptr;
+  const long n = std::strtol(v->c_str(), &end, 10);
+  if (end == v->c_str() || *end != '\0' || n < lo || n > (1 << 24)) {
+    std::fprintf(stderr, "weave bench: %s expects an integer >= %d, got '%s'\n", name, lo, v->c_str());
+    return false;
+  }
+  out = static_cast<int>(n);
+  return true;
 }
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  auto args = Args::parse(argc, argv, {"--profile", "--json", "--help", "-h"},
-                          {"--threads", "--iters", "--warmup", "--shape"});
+  auto args = Args::parse(
+      argc, argv, {"--profile", "--json", "--help", "-h", "--replan-beyond-bound"},
+      {"--threads", "--iters", "--warmup", "--shape", "--max-shape", "--repeat", "--number", "--min-time"});
   const bool help = args && (args->flag("--help") || args->flag("-h"));
   if (!args || help || args->positional().size() != 1) {
     if (!args) std::fprintf(stderr, "weave bench: %s\n", args.message().c_str());
-    std::fprintf(help ? stdout : stderr,
-                 "usage: weave bench MODEL [--threads N] [--iters N] [--warmup N] [--shape NAME=DIMS ...]\n"
-                 "                   [--profile] [--json]\n"
-                 "  Loads the model (load_ms: read or import+compile, kernels, plan), runs --warmup\n"
-                 "  untimed iterations, then --iters timed ones on synthetic inputs and reports the\n"
-                 "  median and min latency. --profile adds a per-operator table; --json makes the\n"
-                 "  last line of stdout one JSON object.\n");
+    std::fprintf(
+        help ? stdout : stderr,
+        "usage: weave bench MODEL [--threads N] [--iters N] [--warmup N] [--shape NAME=DIMS ...]\n"
+        "                   [--repeat N] [--number N] [--min-time MS]\n"
+        "                   [--max-shape NAME=DIMS ...] [--replan-beyond-bound] [--profile] [--json]\n"
+        "  Loads the model (load_ms: read or import+compile, kernels, plan), runs --warmup\n"
+        "  untimed iterations, then times --repeat measurements (default --iters), each the\n"
+        "  mean of --number runs (default 1; raised until one measurement lasts --min-time ms)\n"
+        "  on synthetic inputs, and reports the median and min latency per run. --max-shape\n"
+        "  plans memory once for the upper bound of that input's dims (inputs without --shape\n"
+        "  then run at the bound). --profile adds a per-operator table summed over the timed\n"
+        "  runs; --json makes the last line of stdout one JSON object.\n");
     return help ? kExitOk : kExitUsage;
   }
   const std::string model = args->positional()[0];
-  const int threads = std::max(1, std::atoi(args->get("--threads").value_or("1").c_str()));
-  const int iters = std::max(1, std::atoi(args->get("--iters").value_or("20").c_str()));
-  const int warmup = std::max(0, std::atoi(args->get("--warmup").value_or("3").c_str()));
-  const bool profile = args->flag("--profile");
-  std::map<std::string, Shape> shapes;
-  for (const auto& s : args->all("--shape")) {
-    auto ns = parse_named_shape(s);
-    if (!ns) {
-      std::fprintf(stderr, "weave bench: %s\n", ns.message().c_str());
+  int threads = 1, iters = 20, warmup = 3, repeat = 0, number = 1;
+  if (!int_option(*args, "--threads", 1, 1, threads) || !int_option(*args, "--iters", 20, 1, iters) ||
+      !int_option(*args, "--warmup", 3, 0, warmup) || !int_option(*args, "--repeat", iters, 1, repeat) ||
+      !int_option(*args, "--number", 1, 1, number))
+    return kExitUsage;
+  double min_time = 0;
+  if (auto v = args->get("--min-time")) {
+    char* end = nullptr;
+    min_time = std::strtod(v->c_str(), &end);
+    if (end == v->c_str() || *end != '\0' || !(min_time >= 0) || min_time > 1e7) {
+      std::fprintf(stderr, "weave bench: --min-time expects milliseconds >= 0, got '%s'\n", v->c_str());
       return kExitUsage;
     }
-    shapes[ns->first] = ns->second;
+  }
+  const bool profile = args->flag("--profile");
+  auto shapes = named_shapes(*args, "--shape");
+  auto max_shapes = named_shapes(*args, "--max-shape");
+  if (!shapes || !max_shapes) {
+    std::fprintf(stderr, "weave bench: %s\n", (!shapes ? shapes.message() : max_shapes.message()).c_str());
+    return kExitUsage;
   }
 
   auto t0 = Clock::now();
   LoadOptions lo;
-  lo.factory.plan_shapes = shapes;
+  lo.factory.plan_shapes = *shapes;
+  lo.factory.max_shapes = *max_shapes;
+  lo.factory.replan_beyond_bound = args->flag("--replan-beyond-bound");
   lo.use_cache = false;
   auto factory = load_factory(model, lo);
   if (!factory) {
@@ -64,7 +94,10 @@ int cmd_bench(int argc, char** argv) {
     return kExitError;
   }
   const double load_ms = ms_since(t0);
-  auto dims = input_dims(**factory, shapes);
+  // Inputs without --shape run at their bound when they have one.
+  std::map<std::string, Shape> run_shapes = *shapes;
+  for (const auto& [name, s] : *max_shapes) run_shapes.emplace(name, s);
+  auto dims = input_dims(**factory, run_shapes);
   if (!dims) {
     std::fprintf(stderr, "weave bench: %s\n", dims.message().c_str());
     return kExitUsage;
@@ -72,6 +105,10 @@ int cmd_bench(int argc, char** argv) {
   ExecutorOptions eo;
   if (threads > 1) eo.parallel = std::make_shared<ThreadPool>(threads);
   eo.profile = profile;
+  if (!max_shapes->empty())
+    eo.log = [](std::string_view m) {
+      std::fprintf(stderr, "weave bench: %.*s\n", static_cast<int>(m.size()), m.data());
+    };
   auto t1 = Clock::now();
   auto ex = Executor::create(*factory, eo);
   if (!ex) {
@@ -95,62 +132,78 @@ int cmd_bench(int argc, char** argv) {
   const double first_ms = ms_since(t2);
   for (int i = 1; i < warmup; ++i) (void)ex->run();
 
-  std::vector<double> lat;
-  std::map<int32_t, double> op_ms;  // node -> total ms
-  std::vector<OpProfile> rows;
-  for (int i = 0; i < iters; ++i) {
-    auto t = Clock::now();
-    (void)ex->run();
-    lat.push_back(ms_since(t));
-    if (profile) {
-      rows = ex->profile();
-      for (const auto& r : rows) op_ms[r.node] += r.ms;
-    }
+  TimeEvaluator te;
+  te.repeat = repeat;
+  te.number = number;
+  te.min_repeat_ms = min_time;
+  auto timed = te.measure(*ex);
+  if (!timed) {
+    std::fprintf(stderr, "weave bench: %s\n", timed.message().c_str());
+    return kExitError;
   }
-  const double med = median(lat);
-  const double mn = *std::min_element(lat.begin(), lat.end());
+  const double med = timed->median_ms;
+  const double mn = timed->min_ms;
 
   std::string dims_text;
   for (int i = 0; i < (*factory)->num_inputs(); ++i)
-    dims_text += (dims_text.empty() ? "" : " ") + (*factory)->input_info(i).name + "=" + shape_str((*dims)[i].span());
+    dims_text +=
+        (dims_text.empty() ? "" : " ") + (*factory)->input_info(i).name + "=" + shape_str((*dims)[i].span());
   std::printf("%s  threads=%d  inputs: %s\n", model.c_str(), threads, dims_text.c_str());
   std::printf("load %.1f ms, executor %.3f ms, first run %.2f ms\n", load_ms, executor_ms, first_ms);
-  std::printf("latency over %d runs: median %.3f ms, min %.3f ms\n", iters, med, mn);
+  if (timed->number == 1)
+    std::printf("latency over %d runs: median %.3f ms, min %.3f ms\n", repeat, med, mn);
+  else
+    std::printf("latency over %d repeats of %d runs: median %.3f ms, min %.3f ms (per run)\n", repeat,
+                timed->number, med, mn);
+  if (!max_shapes->empty()) {
+    std::string bound;
+    for (const auto& [name, s] : *max_shapes)
+      bound += (bound.empty() ? "" : " ") + name + "<=" + shape_str(s);
+    std::printf("bound: %s, arena %s planned once\n", bound.c_str(),
+                human_bytes(static_cast<double>(ex->arena_bytes())).c_str());
+  }
 
   nlohmann::json j;
   j["model"] = model;
   j["threads"] = threads;
-  j["iters"] = iters;
+  j["iters"] = repeat;
+  j["repeat"] = repeat;
+  j["number"] = timed->number;
   j["inputs"] = dims_text;
   j["load_ms"] = load_ms;
   j["executor_ms"] = executor_ms;
   j["first_run_ms"] = first_ms;
   j["median_ms"] = med;
   j["min_ms"] = mn;
+  j["max_ms"] = timed->max_ms;
+  j["mean_ms"] = timed->mean_ms;
+  j["repeat_ms"] = timed->repeat_ms;
   j["arena_bytes"] = ex->arena_bytes();
 
   if (profile) {
     double total = 0;
-    for (const auto& [n, ms] : op_ms) total += ms;
-    std::vector<const OpProfile*> order;
-    for (const auto& r : rows) order.push_back(&r);
-    std::sort(order.begin(), order.end(), [&](auto* a, auto* b) { return op_ms[a->node] > op_ms[b->node]; });
+    std::map<std::string, double> by_op;
+    for (const auto& r : timed->operators) {
+      total += r.total_ms;
+      by_op[r.op] += r.mean_ms();
+    }
     std::printf("\n%-44s %-18s %-40s %10s %7s\n", "node", "op", "shapes", "ms", "share");
     nlohmann::json pj = nlohmann::json::array();
-    std::map<std::string, double> by_op;
-    for (const OpProfile* r : order) {
-      const double ms = op_ms[r->node] / iters;
-      by_op[r->op] += ms;
-      std::printf("%-44.44s %-18s %-40.40s %10.3f %6.1f%%\n", r->label.c_str(), r->op.c_str(), r->shapes.c_str(), ms,
-                  total > 0 ? 100.0 * op_ms[r->node] / total : 0.0);
-      pj.push_back({{"node", r->node}, {"label", r->label}, {"op", r->op}, {"shapes", r->shapes}, {"ms", ms}});
+    for (const OpTotals& r : timed->operators) {
+      std::printf("%-44.44s %-18s %-40.40s %10.3f %6.1f%%\n", r.label.c_str(), r.op.c_str(), r.shapes.c_str(),
+                  r.mean_ms(), total > 0 ? 100.0 * r.total_ms / total : 0.0);
+      pj.push_back(
+          {{"node", r.node}, {"label", r.label}, {"op", r.op}, {"shapes", r.shapes}, {"ms", r.mean_ms()}});
     }
+    double per_run_total = 0;
+    for (const auto& [op, ms] : by_op) per_run_total += ms;
     std::printf("\nby op type:\n");
     std::vector<std::pair<double, std::string>> ops;
     for (const auto& [op, ms] : by_op) ops.emplace_back(-ms, op);
     std::sort(ops.begin(), ops.end());
     for (const auto& [ms, op] : ops)
-      std::printf("  %-20s %10.3f ms %6.1f%%\n", op.c_str(), -ms, total > 0 ? -100.0 * ms * iters / total : 0.0);
+      std::printf("  %-20s %10.3f ms %6.1f%%\n", op.c_str(), -ms,
+                  per_run_total > 0 ? -100.0 * ms / per_run_total : 0.0);
     j["profile"] = pj;
   }
   if (args->flag("--json")) std::printf("%s\n", j.dump().c_str());

@@ -1,4 +1,4 @@
-// weave run MODEL --input NAME=FILE.npy ... --output-dir DIR
+// weave run MODEL --input NAME=FILE.npy ... --output-dir DIR [--max-shape NAME=DIMS ...]
 #include <cstdio>
 #include <filesystem>
 
@@ -10,14 +10,18 @@
 namespace weave::cli {
 
 int cmd_run(int argc, char** argv) {
-  auto args = Args::parse(argc, argv, {"--help", "-h"}, {"--input", "-i", "--output-dir", "-o"});
+  auto args = Args::parse(argc, argv, {"--help", "-h", "--replan-beyond-bound"},
+                          {"--input", "-i", "--output-dir", "-o", "--max-shape"});
   const bool help = args && (args->flag("--help") || args->flag("-h"));
   if (!args || help || args->positional().size() != 1) {
     if (!args) std::fprintf(stderr, "weave run: %s\n", args.message().c_str());
     std::fprintf(help ? stdout : stderr,
                  "usage: weave run MODEL --input NAME=FILE.npy ... --output-dir DIR\n"
+                 "                 [--max-shape NAME=DIMS ...] [--replan-beyond-bound]\n"
                  "  Runs the model once on the given .npy inputs and writes every output as\n"
-                 "  DIR/<output name>.npy (characters other than [A-Za-z0-9] become '_').\n");
+                 "  DIR/<output name>.npy (characters other than [A-Za-z0-9] become '_').\n"
+                 "  --max-shape plans memory once for the upper bound of each dim of that input;\n"
+                 "  inputs beyond it are an error unless --replan-beyond-bound.\n");
     return help ? kExitOk : kExitUsage;
   }
   const std::string model = args->positional()[0];
@@ -25,12 +29,26 @@ int cmd_run(int argc, char** argv) {
   auto inputs = args->all("--input");
   for (auto& s : args->all("-i")) inputs.push_back(s);
 
-  auto factory = load_factory(model);
+  auto max_shapes = named_shapes(*args, "--max-shape");
+  if (!max_shapes) {
+    std::fprintf(stderr, "weave run: %s\n", max_shapes.message().c_str());
+    return kExitUsage;
+  }
+  LoadOptions lo;
+  lo.factory.max_shapes = *max_shapes;
+  lo.factory.replan_beyond_bound = args->flag("--replan-beyond-bound");
+  auto factory = load_factory(model, lo);
   if (!factory) {
     std::fprintf(stderr, "weave run: %s\n", factory.message().c_str());
     return kExitError;
   }
-  auto ex = Executor::create(*factory);
+  ExecutorOptions eo;
+  // With a bound, say when a shape is planned (once) or re-planned beyond the bound.
+  if (!lo.factory.max_shapes.empty())
+    eo.log = [](std::string_view m) {
+      std::fprintf(stderr, "weave run: %.*s\n", static_cast<int>(m.size()), m.data());
+    };
+  auto ex = Executor::create(*factory, eo);
   if (!ex) {
     std::fprintf(stderr, "weave run: %s\n", ex.message().c_str());
     return kExitError;
