@@ -18,15 +18,15 @@ src="videotestsrc num-buffers=$frames pattern=ball
 
 echo "== backbone -> head, $frames frames"
 launch "$frames" "$src
-  ! weaveinfer model=$models/resnet18_backbone.onnx cache-dir=$cache name=bb
-  bb.src_features ! queue ! weaveinfer model=$models/resnet18_head.onnx cache-dir=$cache name=head
+  ! weaveinfer cache-dir=$cache model=$models/resnet18_backbone.onnx name=bb
+  bb.src_features ! queue ! weaveinfer cache-dir=$cache model=$models/resnet18_head.onnx name=head
   head.src_logits ! weavedecode labels=$labels top-k=2 softmax=true json=$out/chain.jsonl
   ! filesink location=$out/chain_logits.f32"
 head -n 2 "$out/chain.jsonl"
 
 echo "== the whole resnet18 on the same frames"
 launch "$frames" "$src
-  ! weaveinfer model=$models/resnet18.onnx cache-dir=$cache
+  ! weaveinfer cache-dir=$cache model=$models/resnet18.onnx
   ! filesink location=$out/full_logits.f32"
 
 echo "== chained vs whole"

@@ -19,7 +19,7 @@ write_numbered_labels "$labels" 1000
 json=$out/classify.jsonl
 launch "$frames" "videotestsrc num-buffers=$frames pattern=ball
   ! weaveconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225
-  ! weaveinfer model=$models/$model.onnx cache-dir=$cache
+  ! weaveinfer cache-dir=$cache model=$models/$model.onnx
   ! weavedecode labels=$labels top-k=3 softmax=true json=$json
   ! fakesink"
 echo "first results ($json):"
@@ -40,10 +40,10 @@ line() { # line TEXT FRAMES
     ! textoverlay text=\"$1\" font-desc=\"Serif 34\" valignment=center halignment=center color=0xff000000 shaded-background=false
       draw-shadow=false draw-outline=false ! identity drop-allocation=true ! tee name=t
     t. ! queue ! weaveconvert width=192 height=48 mean=0.5 std=0.5 channel-order=bgr
-       ! weaveinfer model=$cls cache-dir=$cache ! weavedecode labels=$out/cls_labels.txt top-k=1
+       ! weaveinfer cache-dir=$cache model=$cls ! weavedecode labels=$out/cls_labels.txt top-k=1
          json=$out/cls_upright.jsonl ! fakesink
     t. ! queue ! videoflip video-direction=180 ! weaveconvert width=192 height=48 mean=0.5 std=0.5 channel-order=bgr
-       ! weaveinfer model=$cls cache-dir=$cache ! weavedecode labels=$out/cls_labels.txt top-k=1
+       ! weaveinfer cache-dir=$cache model=$cls ! weavedecode labels=$out/cls_labels.txt top-k=1
          json=$out/cls_flipped.jsonl ! fakesink"
 }
 # "label (score)" from a weavedecode JSON line.
