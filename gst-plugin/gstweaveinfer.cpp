@@ -1474,13 +1474,15 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
           static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
   g_object_class_install_property(
       gobject_class, PROP_CACHE_DIR,
-      g_param_spec_string("cache-dir", "Cache directory",
-                          "Directory of compiled artifacts. An ONNX model is compiled once into "
-                          "<cache-dir>/<name>-<key>.weave (key: path, size, modification time, compression, "
-                          "Weave version) and reused while the file is unchanged; written atomically. "
-                          "Default: $XDG_CACHE_HOME/weave or ~/.cache/weave. An empty string disables the "
-                          "cache (the model is compiled in memory every time).",
-                          nullptr, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
+      g_param_spec_string(
+          "cache-dir", "Cache directory",
+          "Directory of compiled artifacts. An ONNX model is compiled once into "
+          "<cache-dir>/<name>-<key>.weave (key: path, size, modification time, compression, "
+          "Weave version) and reused while the file is unchanged; written atomically. "
+          "Default: $XDG_CACHE_HOME/weave or ~/.cache/weave. An empty string disables the "
+          "cache (the model is compiled in memory every time). Set it before model (on a gst-launch "
+          "line: cache-dir=... model=...), since setting model loads the model.",
+          nullptr, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
   g_object_class_install_property(
       gobject_class, PROP_THREADS,
       g_param_spec_int("threads", "Threads",

@@ -11,6 +11,11 @@ Writes, in OUT_DIR:
                                                           input "input" [batch,3,224,224], output "logits"
   lstm_lm.onnx     embedding + LSTM + linear: inputs tokens int64 [batch,seq], h0, c0 [1,batch,H];
                    outputs next_logits [batch,seq,V], h1, c1
+  resnet18_backbone.onnx, resnet18_head.onnx
+                   resnet18.onnx cut in two (same weights): the backbone maps "input"
+                   [batch,3,224,224] to the last feature map "features" [batch,512,7,7]; the head
+                   (average pool + fc) maps "features" to "logits" [batch,1000]. Chained they
+                   compute what resnet18.onnx computes (pipelines/chain.sh shows it).
 """
 import argparse
 import os
@@ -21,7 +26,7 @@ import torch
 import torchvision
 
 
-def export_torchvision(name, path):
+def calibrated_torchvision(name):
     torch.manual_seed(0)
     model = getattr(torchvision.models, name)(weights=None)
     # Random weights shrink activations layer by layer (mobilenet_v2's logits end near 1e-9,
@@ -34,10 +39,50 @@ def export_torchvision(name, path):
     with torch.no_grad():
         for _ in range(2):
             model(torch.randn(8, 3, 224, 224))
-    model.eval()
+    return model.eval()
+
+
+def export_torchvision(name, path):
+    model = calibrated_torchvision(name)
     x = torch.randn(1, 3, 224, 224)
     torch.onnx.export(model, x, path, opset_version=13, input_names=["input"], output_names=["logits"],
                       dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}}, do_constant_folding=True)
+
+
+class ResnetBackbone(torch.nn.Module):
+    """resnet18 up to (not including) the average pool: the last feature map."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x):
+        n = self.net
+        x = n.maxpool(n.relu(n.bn1(n.conv1(x))))
+        return n.layer4(n.layer3(n.layer2(n.layer1(x))))
+
+
+class ResnetHead(torch.nn.Module):
+    """resnet18's average pool and classifier."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, features):
+        return self.net.fc(torch.flatten(self.net.avgpool(features), 1))
+
+
+def export_resnet18_part(part, path):
+    # The same seeded, calibrated network as resnet18.onnx, so the two halves chained give its output.
+    net = calibrated_torchvision("resnet18")
+    if part == "backbone":
+        module, x, names = ResnetBackbone(net), torch.randn(1, 3, 224, 224), (["input"], ["features"])
+    else:
+        module, x, names = ResnetHead(net), torch.randn(1, 512, 7, 7), (["features"], ["logits"])
+    torch.onnx.export(module.eval(), x, path, opset_version=13, input_names=names[0], output_names=names[1],
+                      dynamic_axes={names[0][0]: {0: "batch"}, names[1][0]: {0: "batch"}},
+                      do_constant_folding=True)
 
 
 class LstmLM(torch.nn.Module):
@@ -70,6 +115,8 @@ MODELS = {
     "mobilenet_v2": lambda p: export_torchvision("mobilenet_v2", p),
     "squeezenet1_1": lambda p: export_torchvision("squeezenet1_1", p),
     "lstm_lm": export_lstm,
+    "resnet18_backbone": lambda p: export_resnet18_part("backbone", p),
+    "resnet18_head": lambda p: export_resnet18_part("head", p),
 }
 
 

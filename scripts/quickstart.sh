@@ -18,7 +18,7 @@ echo "== the model"
 build/tools/weave inspect "$det"
 pipeline="filesrc location=$out/page.rgb blocksize=$((w * h * 3)) ! rawvideoparse width=$w height=$h format=rgb framerate=1/1
   ! weaveconvert mean=0.485,0.456,0.406 std=0.229,0.224,0.225
-  ! weaveinfer model=$det cache-dir=$out/cache name=det
+  ! weaveinfer cache-dir=$out/cache model=$det name=det
   ! filesink location=$out/text_map.f32"
 echo "== gst-launch-1.0 $pipeline"
 # shellcheck disable=SC2086
