@@ -367,7 +367,9 @@ static bool caps_upper_bound(const GstCaps* caps, weave::Shape& out) {
     if (v < 1 || v >= (1 << 20)) return false;
     out.push_back(v);
   }
-  return any_range && !out.empty();
+  // Ranges that big are "any size" offers (weaveconvert's <[1,16384],[1,16384]>), not bounds
+  // worth planning an arena for; above 2^24 input elements the element plans per frame size.
+  return any_range && !out.empty() && weave::shape_numel(out) <= (int64_t{1} << 24);
 }
 
 // Bounds for the next load: the max-shape property, else what upstream caps promise.
@@ -1187,6 +1189,19 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   }
   // Compression or cache settings changed since the pads were made: load with the new ones.
   if (!impl->factory || impl->loaded_key != key) load_model(self, impl->srcs.empty(), false);
+  GST_OBJECT_LOCK(self);
+  const bool bounds_from_caps = impl->max_shape.empty() && !impl->bounds.empty();
+  GST_OBJECT_UNLOCK(self);
+  if (!impl->factory && bounds_from_caps) {
+    // Upstream caps promise a range (weaveconvert offers up to 16384x16384), not frames that
+    // large: when planning for the whole range fails, plan per frame size instead.
+    GST_WARNING_OBJECT(self, "planning for the upstream caps bound %s failed (%s); planning per input size instead",
+                       bounds_text(impl->bounds).c_str(), impl->load_error.c_str());
+    GST_OBJECT_LOCK(self);
+    impl->bounds.clear();
+    GST_OBJECT_UNLOCK(self);
+    load_model(self, impl->srcs.empty(), false);
+  }
   if (!impl->factory) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()),
                       ("%s", impl->load_error.c_str()));
