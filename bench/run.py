@@ -116,7 +116,7 @@ class Runner:
     # 3. artifact size and load time per codec --------------------------------------------------
     def artifact(self, name):
         codecs = ['none', 'zlib', 'zlib:9', 'zlib-shuffle', 'zlib-shuffle:9', 'zlib-planes', 'zlib-planes:9',
-                  'lz4', 'lz4:12', 'zstd', 'zstd:19']
+                  'lz4', 'lz4:12', 'zstd', 'zstd:19', 'zstd-planes', 'zstd-planes:19']
         log('artifact', name)
         return self.json_run([os.path.join(self.build, 'bench/bench_artifact'), self.path(name),
                               os.path.join(self.out, 'artifacts'), '--shape', self.shape(name),

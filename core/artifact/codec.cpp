@@ -55,6 +55,7 @@ CodecRegistry& CodecRegistry::global() {
 #endif
 #ifdef WEAVE_HAVE_ZSTD
     r->codecs_.push_back(codecs::make_zstd());
+    r->codecs_.push_back(codecs::make_zstd_planes());
 #endif
     return r;
   }();

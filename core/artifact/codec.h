@@ -5,7 +5,8 @@
 // round-trips like the built-in ones. Built-ins: "none" and "zlib" always, "zlib-shuffle"
 // (4-byte byte-plane shuffle + deflate, good for float weights), "zlib-planes" (float32 sign
 // rotation + one deflate stream per byte plane, best on trained float weights), "lz4" when built with
-// WEAVE_HAVE_LZ4, "zstd" when built with WEAVE_HAVE_ZSTD.
+// WEAVE_HAVE_LZ4, "zstd" and "zstd-planes" (the same planes as zstd streams: as small, faster to
+// decode) when built with WEAVE_HAVE_ZSTD.
 #pragma once
 
 #include <cstddef>

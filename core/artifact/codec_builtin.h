@@ -16,6 +16,7 @@ namespace weave::codecs {
 #endif
 #ifdef WEAVE_HAVE_ZSTD
 [[nodiscard]] std::shared_ptr<const Codec> make_zstd();
+[[nodiscard]] std::shared_ptr<const Codec> make_zstd_planes();
 #endif
 
 // Deflate/inflate shared by "zlib", "zlib-shuffle" and "zlib-planes".

@@ -1,7 +1,8 @@
-// "zlib-planes": a float32-aware transform, then deflate per byte plane. Each 4-byte
+// "zlib-planes" / "zstd-planes": a float32-aware transform, then one stream per byte plane. Each 4-byte
 // little-endian word is rotated left by one bit, which moves the sign into bit 0 and makes the
 // top byte exactly the IEEE-754 exponent. The words are then split into four byte planes and
-// each plane is deflated as its own stream, or stored raw when deflate does not shrink it.
+// each plane is compressed as its own stream (deflate, or zstd for "zstd-planes"), or stored raw
+// when that does not shrink it. zstd decodes several times faster than inflate, at about the same size.
 //
 // Why: trained float weights have a narrow exponent distribution (about 2-3 bits of entropy per
 // element) while the low mantissa bytes are essentially random. In one interleaved stream (plain
@@ -12,9 +13,10 @@
 // Any byte string round-trips exactly; non-float data is only compressed less well.
 //
 // Stored layout: for each plane k = 0..3 (k = byte k of the rotated word): u8 mode (0 raw,
-// 1 deflate), u32 little-endian stored length, the stored bytes; then the raw tail (the last
-// size % 4 bytes, not part of any word).
+// 1 compressed with the backend), u32 little-endian stored length, the stored bytes; then the raw tail (the
+// last size % 4 bytes, not part of any word).
 #include <cstring>
+#include <string>
 
 #include "core/artifact/codec_builtin.h"
 
@@ -23,7 +25,7 @@ namespace {
 
 constexpr std::size_t kPlanes = 4;
 constexpr std::size_t kPlaneHeader = 5;
-constexpr std::byte kRaw{0}, kDeflate{1};
+constexpr std::byte kRaw{0}, kPacked{1};
 
 uint32_t load_le32(const std::byte* p) {
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
@@ -53,25 +55,27 @@ void merge(std::span<const std::byte> planes, std::size_t n, std::span<std::byte
 
 class PlanesCodec final : public Codec {
  public:
-  std::string_view name() const override { return "zlib-planes"; }
+  PlanesCodec(std::string name, std::shared_ptr<const Codec> backend)
+      : name_(std::move(name)), backend_(std::move(backend)) {}
+  std::string_view name() const override { return name_; }
 
   Expected<std::vector<std::byte>> compress(std::span<const std::byte> in, int level) const override {
     const std::size_t n = in.size() / 4;
     if (n > UINT32_MAX)
-      return make_error("zlib-planes: param of ", in.size(), " bytes is too large (4 x 4 GiB max)");
+      return make_error(name_, ": param of ", in.size(), " bytes is too large (4 x 4 GiB max)");
     std::vector<std::byte> planes(4 * n);
     split(in, n, planes);
     std::vector<std::byte> out;
     out.reserve(in.size() + kPlanes * kPlaneHeader);
     for (std::size_t k = 0; k < kPlanes; ++k) {
       std::span<const std::byte> plane(planes.data() + k * n, n);
-      auto packed = deflate_bytes(plane, level);
-      if (!packed) return make_error("zlib-planes: ", packed.message());
-      const bool use_deflate = packed->size() < plane.size();
-      std::span<const std::byte> stored = use_deflate ? std::span<const std::byte>(*packed) : plane;
+      auto packed = backend_->compress(plane, level);
+      if (!packed) return make_error(name_, ": ", packed.message());
+      const bool use_packed = packed->size() < plane.size();
+      std::span<const std::byte> stored = use_packed ? std::span<const std::byte>(*packed) : plane;
       const std::size_t at = out.size();
       out.resize(at + kPlaneHeader);
-      out[at] = use_deflate ? kDeflate : kRaw;
+      out[at] = use_packed ? kPacked : kRaw;
       store_le32(out.data() + at + 1, static_cast<uint32_t>(stored.size()));
       out.insert(out.end(), stored.begin(), stored.end());
     }
@@ -85,42 +89,50 @@ class PlanesCodec final : public Codec {
     std::size_t pos = 0;
     for (std::size_t k = 0; k < kPlanes; ++k) {
       if (in.size() - pos < kPlaneHeader)
-        return make_error("zlib-planes: stream is truncated in the header of plane ", k);
+        return make_error(name_, ": stream is truncated in the header of plane ", k);
       const std::byte mode = in[pos];
       const std::size_t len = load_le32(in.data() + pos + 1);
       pos += kPlaneHeader;
       if (len > in.size() - pos)
-        return make_error("zlib-planes: plane ", k, " claims ", len, " bytes but ", in.size() - pos,
-                          " remain");
+        return make_error(name_, ": plane ", k, " claims ", len, " bytes but ", in.size() - pos, " remain");
       std::span<const std::byte> stored(in.data() + pos, len);
       std::span<std::byte> plane(planes.data() + k * n, n);
       if (mode == kRaw) {
-        if (len != n) return make_error("zlib-planes: raw plane ", k, " has ", len, " bytes, expected ", n);
+        if (len != n) return make_error(name_, ": raw plane ", k, " has ", len, " bytes, expected ", n);
         if (n) std::memcpy(plane.data(), stored.data(), n);
-      } else if (mode == kDeflate) {
-        if (Status s = inflate_bytes(stored, plane); !s)
-          return make_error("zlib-planes: plane ", k, ": ", s.message());
+      } else if (mode == kPacked) {
+        if (Status s = backend_->decompress(stored, plane); !s)
+          return make_error(name_, ": plane ", k, ": ", s.message());
       } else {
-        return make_error("zlib-planes: plane ", k, " has unknown mode ", static_cast<int>(mode));
+        return make_error(name_, ": plane ", k, " has unknown mode ", static_cast<int>(mode));
       }
       pos += len;
     }
     if (in.size() - pos != tail)
-      return make_error("zlib-planes: ", in.size() - pos, " bytes after the planes, expected a tail of ",
-                        tail);
+      return make_error(name_, ": ", in.size() - pos, " bytes after the planes, expected a tail of ", tail);
     merge(planes, n, out);
     if (tail) std::memcpy(out.data() + 4 * n, in.data() + pos, tail);
     return {};
   }
 
-  // Every plane is deflate (1032:1 at most) or raw (1:1) and carries a header: 1032:1 bounds it.
-  uint64_t max_expansion() const override { return 1032; }
+  // Every plane is the backend's stream or raw (1:1) and carries a header: the backend's bound holds.
+  uint64_t max_expansion() const override { return backend_->max_expansion(); }
+
+ private:
+  std::string name_;
+  std::shared_ptr<const Codec> backend_;
 };
 
 }  // namespace
 
 std::shared_ptr<const Codec> make_zlib_planes() {
-  return std::make_shared<PlanesCodec>();
+  return std::make_shared<PlanesCodec>("zlib-planes", make_zlib());
 }
+
+#ifdef WEAVE_HAVE_ZSTD
+std::shared_ptr<const Codec> make_zstd_planes() {
+  return std::make_shared<PlanesCodec>("zstd-planes", make_zstd());
+}
+#endif
 
 }  // namespace weave::codecs

@@ -21,6 +21,7 @@ std::vector<std::string> builtin_names() {
 #endif
 #ifdef WEAVE_HAVE_ZSTD
   n.push_back("zstd");
+  n.push_back("zstd-planes");
 #endif
   return n;
 }
