@@ -48,13 +48,14 @@ uint32_t crc32_of(std::span<const std::byte> bytes) {
 CodecRegistry& CodecRegistry::global() {
   static CodecRegistry* registry = [] {
     auto* r = new CodecRegistry();  // never destroyed: codecs may be used during static teardown
-    for (auto& c : {codecs::make_none(), codecs::make_zlib(), codecs::make_zlib_shuffle()})
+    for (auto& c : {codecs::make_none(), codecs::make_zlib(), codecs::make_zlib_shuffle(), codecs::make_zlib_planes()})
       r->codecs_.push_back(c);
 #ifdef WEAVE_HAVE_LZ4
     r->codecs_.push_back(codecs::make_lz4());
 #endif
 #ifdef WEAVE_HAVE_ZSTD
     r->codecs_.push_back(codecs::make_zstd());
+    r->codecs_.push_back(codecs::make_zstd_planes());
 #endif
     return r;
   }();

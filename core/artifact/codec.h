@@ -3,8 +3,10 @@
 // A codec turns a param's raw bytes into stored bytes and back. The file records each param's
 // codec by *name* (a string table in the params section), so a codec an application registers
 // round-trips like the built-in ones. Built-ins: "none" and "zlib" always, "zlib-shuffle"
-// (4-byte byte-plane shuffle + deflate, good for float weights), "lz4" when built with
-// WEAVE_HAVE_LZ4, "zstd" when built with WEAVE_HAVE_ZSTD.
+// (4-byte byte-plane shuffle + deflate, good for float weights), "zlib-planes" (float32 sign
+// rotation + one deflate stream per byte plane, best on trained float weights), "lz4" when built with
+// WEAVE_HAVE_LZ4, "zstd" and "zstd-planes" (the same planes as zstd streams: as small, faster to
+// decode) when built with WEAVE_HAVE_ZSTD.
 #pragma once
 
 #include <cstddef>

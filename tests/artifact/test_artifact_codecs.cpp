@@ -15,12 +15,13 @@ namespace af = weave::artifact_format;
 namespace {
 
 std::vector<std::string> builtin_names() {
-  std::vector<std::string> n{"none", "zlib", "zlib-shuffle"};
+  std::vector<std::string> n{"none", "zlib", "zlib-shuffle", "zlib-planes"};
 #ifdef WEAVE_HAVE_LZ4
   n.push_back("lz4");
 #endif
 #ifdef WEAVE_HAVE_ZSTD
   n.push_back("zstd");
+  n.push_back("zstd-planes");
 #endif
   return n;
 }
@@ -281,4 +282,98 @@ BOOST_AUTO_TEST_CASE(a_codec_that_decodes_differently_is_caught_by_the_raw_check
   BOOST_REQUIRE(!r.ok());
   BOOST_TEST(r.message().find("blobs section: param 0") != std::string::npos, r.message());
   BOOST_TEST(r.message().find("checksum") != std::string::npos, r.message());
+}
+
+namespace {
+
+// Float weights like a trained layer's: roughly normal, std 0.05 (Box-Muller on an LCG).
+std::vector<float> trained_like_weights(std::size_t n) {
+  std::vector<float> w(n);
+  uint32_t x = 12345;
+  auto uniform = [&] {
+    return (static_cast<float>((x = x * 1664525u + 1013904223u) >> 8) + 0.5f) / 16777216.0f;
+  };
+  for (auto& v : w) v = 0.05f * std::sqrt(-2.0f * std::log(uniform())) * std::cos(6.2831853f * uniform());
+  return w;
+}
+
+std::vector<std::byte> to_bytes(std::span<const float> f) {
+  auto b = std::as_bytes(f);
+  return {b.begin(), b.end()};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(planes_layout_is_rotated_byte_planes_each_with_a_header) {
+  // Two words and a 1-byte tail. 1.0f = 0x3f800000 rotates to 0x7f000000; -2.0f = 0xc0000000
+  // rotates to 0x80000001. Level 0 deflate never shrinks 2 bytes, so every plane is stored raw:
+  // mode 0, length 2 (LE), then the bytes; the tail byte comes last.
+  std::vector<float> f{1.0f, -2.0f};
+  auto in = to_bytes(f);
+  in.push_back(std::byte{0xab});
+  auto c = CodecRegistry::global().find("zlib-planes")->compress(in, 0);
+  BOOST_REQUIRE(c.ok());
+  std::vector<int> got;
+  for (auto b : *c) got.push_back(static_cast<int>(b));
+  const std::vector<int> want{0,   2, 0, 0, 0, 0x00, 0x01,  // plane 0: low bytes
+                              0,   2, 0, 0, 0, 0x00, 0x00,  // plane 1
+                              0,   2, 0, 0, 0, 0x00, 0x00,  // plane 2
+                              0,   2, 0, 0, 0, 0x7f, 0x80,  // plane 3: exponent (and rotated sign bit 31)
+                              0xab};
+  BOOST_TEST(got == want, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(planes_beats_zlib_and_shuffle_on_trained_like_weights) {
+  auto w = trained_like_weights(65536);
+  auto b = to_bytes(w);
+  auto size_of = [&](const char* name) {
+    auto c = CodecRegistry::global().find(name)->compress(b, 6);
+    BOOST_REQUIRE(c.ok());
+    return static_cast<double>(c->size()) / static_cast<double>(b.size());
+  };
+  const double zlib = size_of("zlib"), shuffle = size_of("zlib-shuffle"), planes = size_of("zlib-planes");
+  BOOST_TEST_MESSAGE("zlib " << zlib << " zlib-shuffle " << shuffle << " zlib-planes " << planes);
+  BOOST_TEST(planes < shuffle);
+  BOOST_TEST(planes < zlib);
+  BOOST_TEST(planes < 0.9);
+}
+
+BOOST_AUTO_TEST_CASE(planes_rejects_headers_that_lie) {
+  auto codec = CodecRegistry::global().find("zlib-planes");
+  auto w = trained_like_weights(1000);
+  auto b = to_bytes(w);
+  auto c = codec->compress(b, -1);
+  BOOST_REQUIRE(c.ok());
+  std::vector<std::byte> out(b.size());
+  BOOST_REQUIRE(codec->decompress(*c, out).ok());
+  BOOST_TEST((out == b));
+  {  // plane 0 length larger than what remains
+    auto bad = *c;
+    put_le(bad, 1, 0xfffffff0u, 4);
+    auto s = codec->decompress(bad, out);
+    BOOST_TEST(!s.ok());
+    BOOST_TEST(s.message().find("plane 0 claims") != std::string::npos, s.message());
+  }
+  {  // unknown mode
+    auto bad = *c;
+    bad[0] = std::byte{7};
+    auto s = codec->decompress(bad, out);
+    BOOST_TEST(!s.ok());
+    BOOST_TEST(s.message().find("unknown mode 7") != std::string::npos, s.message());
+  }
+  {  // a raw plane of the wrong length
+    std::vector<std::byte> raw{std::byte{0}, std::byte{3}, std::byte{0}, std::byte{0},
+                               std::byte{0}, std::byte{1}, std::byte{2}, std::byte{3}};
+    std::vector<std::byte> out8(8);
+    auto s = codec->decompress(raw, out8);
+    BOOST_TEST(!s.ok());
+    BOOST_TEST(s.message().find("raw plane 0 has 3 bytes, expected 2") != std::string::npos, s.message());
+  }
+  {  // extra bytes after the planes
+    auto bad = *c;
+    bad.push_back(std::byte{0});
+    auto s = codec->decompress(bad, out);
+    BOOST_TEST(!s.ok());
+    BOOST_TEST(s.message().find("after the planes") != std::string::npos, s.message());
+  }
 }

@@ -11,7 +11,7 @@ void usage(FILE* out) {
                "usage: weave <command> [options]\n"
                "\n"
                "commands:\n"
-               "  compile MODEL.onnx -o MODEL.weave [--compression none|zlib|lz4|zstd|zlib-shuffle]\n"
+               "  compile MODEL.onnx -o MODEL.weave [--compression none|zlib|lz4|zstd|zlib-shuffle|zlib-planes|zstd-planes]\n"
                "          [--level N] [--strip-names] [--shape NAME=DIMS ...]\n"
                "                      compile an ONNX model into a .weave artifact\n"
                "  inspect FILE [--json] [--shape NAME=DIMS ...]\n"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs every benchmark of docs/performance.md and writes build/bench/results.md + results.json.
+#   bash bench/run.sh [--quick] [--build DIR] [--only memory,setup,artifact,latency]
+# Builds what it needs first (release build; -j1 because the machines are shared). ONNX Runtime
+# comes from ORT_NODE, else /tmp/weave-peers/node_modules/onnxruntime-node (peers/setup.sh).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build"
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$(cd "$2" && pwd); shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+cd "$root"
+[ -d "$build" ] || meson setup "$build"
+targets=(tools/weave bench/bench_instances bench/bench_artifact)
+# Optional parts: the GStreamer bench (needs the plugin) and the exported torchvision models.
+grep -q 'build bench/bench_gst_instances:' "$build/build.ninja" && targets+=(bench/bench_gst_instances gst-plugin/libgstweave.so)
+grep -q 'build tests/resnet18.onnx' "$build/build.ninja" && targets+=(tests/resnet18.onnx)
+ninja -C "$build" -j1 "${targets[@]}" >/dev/null
+exec /usr/bin/python3 "$root/bench/run.py" --build "$build" "${args[@]}"
