@@ -17,6 +17,8 @@ typedef enum {
   GST_WEAVE_COMPRESSION_ZLIB = 1,
   GST_WEAVE_COMPRESSION_LZ4 = 2,
   GST_WEAVE_COMPRESSION_ZSTD = 3,
+  GST_WEAVE_COMPRESSION_ZLIB_PLANES = 4,
+  GST_WEAVE_COMPRESSION_ZSTD_PLANES = 5,
 } GstWeaveCompression;
 #define GST_TYPE_WEAVE_COMPRESSION (gst_weave_compression_get_type())
 GType gst_weave_compression_get_type(void);

@@ -2,9 +2,12 @@
 // parsing goes through ByteReader (bounds-checked, counts capped by the remaining bytes), sizes
 // are checked for overflow, and each failure names the file and the section.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <new>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "core/artifact/artifact.h"
 #include "core/artifact/byte_io.h"
@@ -436,41 +439,71 @@ Status check_params(const ParamsTable& t, const Graph& g, std::span<const std::b
   return {};
 }
 
+// Uncompressed params at least this large are used in place from the mapping; smaller ones are
+// copied, so that a compressed artifact's mapping (kept alive by any param pointing into it)
+// can be released once its params are decoded.
+constexpr std::size_t kInPlaceMinBytes = 64 * 1024;
+
 Status load_params(const ParamsTable& t, const SharedBytes& file, std::span<const std::byte> blobs,
                    const std::string& label, Graph& g) {
   g.params.resize(t.entries.size());
+  std::vector<std::size_t> compressed;
   for (std::size_t p = 0; p < t.entries.size(); ++p) {
     const ParamEntry& e = t.entries[p];
-    auto fail = [&](auto&&... args) {
-      return section_error(label, "blobs", "param ", p, " (value ", e.value, "): ", args...);
-    };
     auto blob = blobs.subspan(e.offset, e.stored);
     const uint32_t crc = crc32_of(blob);
     if (crc != e.stored_crc)
-      return fail("checksum mismatch (stored ", hex32(e.stored_crc), ", computed ", hex32(crc),
-                  "); the file is corrupt");
+      return section_error(label, "blobs", "param ", p, " (value ", e.value, "): checksum mismatch (stored ",
+                           hex32(e.stored_crc), ", computed ", hex32(crc), "); the file is corrupt");
     g.params[p].value = e.value;
-    const std::string& codec_name = t.codecs[e.codec];
-    if (codec_name == "none") {
-      const bool aligned = reinterpret_cast<std::uintptr_t>(blob.data()) % kAlignment == 0;
-      g.params[p].data =
-          aligned && file.owner() ? SharedBytes(blob, file.owner()) : SharedBytes::copy_of(blob);
+    if (t.codecs[e.codec] != "none") {
+      compressed.push_back(p);
       continue;
     }
-    auto codec = CodecRegistry::global().find(codec_name);  // presence checked in check_params
-    AlignedBuffer buf;
-    try {
-      buf = AlignedBuffer(e.raw);
-    } catch (const std::bad_alloc&) {
-      return fail("cannot allocate ", e.raw, " bytes to decode it");
-    }
-    Status s = codec->decompress(blob, buf.span());
-    if (!s) return fail("codec '", codec_name, "': ", s.message());
-    const uint32_t raw_crc = crc32_of(buf.span());
-    if (raw_crc != e.raw_crc)
-      return fail("decoded bytes fail their checksum (codec '", codec_name, "' disagrees with the writer's)");
-    g.params[p].data = SharedBytes::from(std::move(buf));
+    const bool aligned = reinterpret_cast<std::uintptr_t>(blob.data()) % kAlignment == 0;
+    g.params[p].data = aligned && file.owner() && blob.size() >= kInPlaceMinBytes ? SharedBytes(blob, file.owner())
+                                                                                  : SharedBytes::copy_of(blob);
   }
+
+  // Decoding dominates load time: spread the compressed params over the machine's cores.
+  std::vector<Status> results(compressed.size());
+  std::atomic<std::size_t> next{0};
+  auto decode_some = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < compressed.size();) {
+      const std::size_t p = compressed[i];
+      const ParamEntry& e = t.entries[p];
+      auto fail = [&](auto&&... args) {
+        return section_error(label, "blobs", "param ", p, " (value ", e.value, "): ", args...);
+      };
+      const std::string& codec_name = t.codecs[e.codec];
+      auto codec = CodecRegistry::global().find(codec_name);  // presence checked in check_params
+      AlignedBuffer buf;
+      try {
+        buf = AlignedBuffer(e.raw, /*zero=*/false);
+      } catch (const std::bad_alloc&) {
+        results[i] = fail("cannot allocate ", e.raw, " bytes to decode it");
+        continue;
+      }
+      Status s = codec->decompress(blobs.subspan(e.offset, e.stored), buf.span());
+      if (!s) {
+        results[i] = fail("codec '", codec_name, "': ", s.message());
+        continue;
+      }
+      if (crc32_of(buf.span()) != e.raw_crc) {
+        results[i] = fail("decoded bytes fail their checksum (codec '", codec_name, "' disagrees with the writer's)");
+        continue;
+      }
+      g.params[p].data = SharedBytes::from(std::move(buf));
+    }
+  };
+  const unsigned helpers =
+      compressed.size() < 4 ? 0 : std::min(std::max(1u, std::thread::hardware_concurrency()), 8u) - 1;
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < helpers; ++i) threads.emplace_back(decode_some);
+  decode_some();
+  for (auto& th : threads) th.join();
+  for (Status& s : results)
+    if (!s) return s;
   return {};
 }
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "core/artifact/artifact.h"
 #include "core/common/status.h"
 #include "core/loader/model_loader.h"
 #include "core/runtime/factory.h"
@@ -21,7 +22,7 @@ namespace weave {
 
 struct CompiledCacheOptions {
   std::string cache_dir;       // empty: no cache; ONNX models are compiled in memory
-  std::string codec = "zlib";  // params codec of the written artifact
+  std::string codec = std::string(kDefaultCodec);  // params codec of the written artifact
   LoadOptions load;            // compile and factory options, factory sharing
 };
 

@@ -181,7 +181,7 @@ GST_START_TEST(test_properties) {
   fail_unless_equals_int(threads, 0);
   fail_unless_equals_int(qs, 4);
   fail_unless_equals_int(leaky, 0);
-  fail_unless_equals_int(comp, 1);  // zlib
+  fail_unless_equals_int(comp, 4);  // zlib-planes, the default codec
   gst_util_set_object_arg(G_OBJECT(e), "compression", "zstd");
   gst_util_set_object_arg(G_OBJECT(e), "leaky", "downstream");
   g_object_set(e, "threads", 2, "queue-size", 9, "cache-dir", "/tmp/somewhere", nullptr);

@@ -27,7 +27,7 @@ int cmd_compile(int argc, char** argv) {
   const std::string in = args->positional()[0];
   const std::string out = args->get("-o") ? *args->get("-o") : *args->get("--output");
   WriteOptions wo;
-  wo.codec = args->get("--compression").value_or("zlib");
+  wo.codec = args->get("--compression").value_or(std::string(kDefaultCodec));
   wo.strip_names = args->flag("--strip-names");
   if (auto lv = args->get("--level")) wo.level = std::atoi(lv->c_str());
 
