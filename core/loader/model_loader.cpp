@@ -39,6 +39,8 @@ Expected<std::shared_ptr<const Factory>> load_factory(const std::string& path, c
   std::ostringstream opts;
   opts << "fold=" << options.compile.fold_constants << options.compile.fold_batchnorm;
   for (const auto& [name, shape] : options.factory.plan_shapes) opts << ";" << name << "=" << shape_str(shape);
+  // Where the params live differs (store vs. as loaded), so the two are different factories.
+  if (!options.factory.dedup_params) opts << ";no-dedup";
   auto key = model_cache_key(path, opts.str());
   if (!key) return key.error();
   return FactoryCache::global().get(*key, load);

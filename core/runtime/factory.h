@@ -29,6 +29,11 @@ struct FactoryOptions {
   // `weave compile --shape`).
   std::map<std::string, Shape> plan_shapes;
   const KernelRegistry* registry = nullptr;  // default: KernelRegistry::global()
+  // R6: store params of identical content (dtype, shape, bytes) once per process, across
+  // factories and models, through ParamStore::global() (core/runtime/param_store.h). Costs one
+  // hash pass over the params at creation. false keeps every param where it was loaded (e.g.
+  // in the artifact's mmap) and out of the store.
+  bool dedup_params = true;
 };
 
 class Factory {
