@@ -59,7 +59,7 @@ std::string param_input_name(const Graph& g, const std::string& op, std::size_t 
   for (const Node& n : g.nodes) {
     if (n.op != op || n.inputs.size() <= index) continue;
     int32_t v = n.inputs[index];
-    BOOST_TEST_REQUIRE(g.values[v].kind == ValueKind::param);
+    BOOST_TEST_REQUIRE((g.values[v].kind == ValueKind::param));
     return g.names.values.at(v);
   }
   BOOST_FAIL("no " << op << " node");
