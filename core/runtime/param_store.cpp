@@ -167,6 +167,7 @@ SharedBytes ParamStore::intern(DType dtype, std::span<const int64_t> shape, cons
 
 void ParamStore::intern(Graph& g) {
   for (Param& p : g.params) {
+    if (p.value < 0 || static_cast<std::size_t>(p.value) >= g.values.size()) continue;  // not validated
     const Value& v = g.values[p.value];
     p.data = intern(v.dtype, v.shape, p.data);
   }

@@ -66,7 +66,8 @@ class ParamStore {
   // param is already held, otherwise `data` itself, which becomes the stored copy. The result
   // keeps the entry alive and must replace the caller's bytes for the sharing to free anything.
   [[nodiscard]] SharedBytes intern(DType dtype, std::span<const int64_t> shape, const SharedBytes& data);
-  // Interns every param of the graph in place.
+  // Interns every param of the graph in place (a param with an out-of-range value id, which
+  // Graph::validate() would reject, is left alone).
   void intern(Graph& g);
 
   [[nodiscard]] ParamStoreStats stats() const;

@@ -4,9 +4,11 @@
 //  - two processes running the same artifact share those pages through the page cache: per
 //    /proc/self/smaps, each process's Pss for the mapping is half its Rss;
 //  - eight factories of one model loaded without the FactoryCache cost ~1x params of resident
-//    memory with dedup and ~8x without (each count taken in a fresh child process).
+//    memory with dedup and ~8x without (each count taken in a fresh child process, after
+//    malloc_trim).
 // The numbers are printed (run with --log_level=message) and quoted in docs/cpp-api.md.
 #define BOOST_TEST_MODULE memory
+#include <malloc.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -278,6 +280,9 @@ BOOST_AUTO_TEST_CASE(eight_factories_cost_one_set_of_params_with_dedup) {
   // Each child: load 8 factories from the .onnx (no FactoryCache), report the Rss growth.
   auto load8 = [&](bool dedup) {
     return [dedup](long& grown_kb) {
+      // malloc_trim hands freed heap back to the kernel, so Rss counts live blocks only (not
+      // import transients glibc keeps, nor meson's MALLOC_PERTURB_ fills).
+      ::malloc_trim(0);
       const long before = measure().rss;
       static std::vector<std::shared_ptr<const Factory>> keep;
       for (int i = 0; i < 8; ++i) {
@@ -288,6 +293,7 @@ BOOST_AUTO_TEST_CASE(eight_factories_cost_one_set_of_params_with_dedup) {
         if (!f) return false;
         keep.push_back(*f);
       }
+      ::malloc_trim(0);
       grown_kb = measure().rss - before;
       return keep[0]->graph().params[0].data.data() == keep[7]->graph().params[0].data.data() ? dedup
                                                                                               : !dedup;
@@ -300,9 +306,8 @@ BOOST_AUTO_TEST_CASE(eight_factories_cost_one_set_of_params_with_dedup) {
   BOOST_TEST_REQUIRE(without[0].ok);
   BOOST_TEST_MESSAGE("resnet18 params " << param_kb << " kB; 8 factories grow Rss by " << with[0].extra
                                         << " kB with dedup, " << without[0].extra << " kB without");
-  // Eight resident copies without (the child reuses some heap its parent freed, hence not a
-  // full 8x growth); one copy plus import transients with.
-  BOOST_TEST(without[0].extra >= 6 * param_kb);
-  BOOST_TEST(with[0].extra <= 3 * param_kb);
-  BOOST_TEST(with[0].extra * 3 < without[0].extra);
+  // Eight resident copies without, one with (plus graphs, kernels and plans, which are small).
+  BOOST_TEST(without[0].extra >= 8 * param_kb * 95 / 100);
+  BOOST_TEST(with[0].extra <= param_kb * 3 / 2);
+  BOOST_TEST(with[0].extra * 5 < without[0].extra);
 }
