@@ -16,6 +16,10 @@ Writes, in OUT_DIR:
                    [batch,3,224,224] to the last feature map "features" [batch,512,7,7]; the head
                    (average pool + fc) maps "features" to "logits" [batch,1000]. Chained they
                    compute what resnet18.onnx computes (pipelines/chain.sh shows it).
+  lstm_step.onnx   the embedding + LSTM of the same network (same weights): tokens, h0, c0 -> h1, c1
+  lstm_output.onnx the linear head of the same network: h [1,batch,H] -> logits [1,batch,V]
+                   (the two halves share every param with lstm_lm.onnx byte for byte; their
+                   exporter-generated initializer names are renamed to lstm.W/R/B, head.weight_t)
 """
 import argparse
 import os
@@ -110,6 +114,79 @@ def export_lstm(path):
                                     "next_logits": {0: "batch", 1: "seq"}, "h1": {1: "batch"}, "c1": {1: "batch"}})
 
 
+class LstmStep(torch.nn.Module):
+    """One recurrent step of LstmLM without its head: the state update only."""
+
+    def __init__(self, lm):
+        super().__init__()
+        self.embedding = lm.embedding
+        self.lstm = lm.lstm
+
+    def forward(self, tokens, h0, c0):
+        _, (h1, c1) = self.lstm(self.embedding(tokens), (h0, c0))
+        return h1, c1
+
+
+class LstmOutput(torch.nn.Module):
+    """LstmLM's head alone. h is 3-D like the LSTM output, so the exporter writes the same
+    MatMul (with the same transposed weight) + Add as in lstm_lm.onnx rather than a Gemm."""
+
+    def __init__(self, lm):
+        super().__init__()
+        self.head = lm.head
+
+    def forward(self, h):
+        return self.head(h)
+
+
+def seeded_lstm_lm():
+    # Same seed and construction order as export_lstm, hence the very same weights.
+    torch.manual_seed(0)
+    return LstmLM().eval()
+
+
+def rename_generated(path, names):
+    """Gives the exporter's numbered initializer names ("onnx::LSTM_98") stable names, chosen by
+    (op type, input index) of the node that reads them."""
+    import onnx
+    model = onnx.load(path)
+    g = model.graph
+    rename = {}
+    for node in g.node:
+        for i, inp in enumerate(node.input):
+            new = names.get((node.op_type, i))
+            if new and inp.startswith("onnx::"):
+                rename[inp] = new
+    for init in g.initializer:
+        init.name = rename.get(init.name, init.name)
+    for node in g.node:
+        for i, inp in enumerate(node.input):
+            if inp in rename:
+                node.input[i] = rename[inp]
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def export_lstm_step(path):
+    model = LstmStep(seeded_lstm_lm()).eval()
+    tokens = torch.randint(0, 256, (1, 1), dtype=torch.int64)
+    h0 = torch.zeros(1, 1, 128)
+    c0 = torch.zeros(1, 1, 128)
+    torch.onnx.export(model, (tokens, h0, c0), path, opset_version=13,
+                      input_names=["tokens", "h0", "c0"], output_names=["h1", "c1"],
+                      dynamic_axes={"tokens": {0: "batch", 1: "seq"}, "h0": {1: "batch"}, "c0": {1: "batch"},
+                                    "h1": {1: "batch"}, "c1": {1: "batch"}})
+    rename_generated(path, {("LSTM", 1): "lstm.W", ("LSTM", 2): "lstm.R", ("LSTM", 3): "lstm.B"})
+
+
+def export_lstm_output(path):
+    model = LstmOutput(seeded_lstm_lm()).eval()
+    h = torch.zeros(1, 1, 128)
+    torch.onnx.export(model, (h,), path, opset_version=13, input_names=["h"], output_names=["logits"],
+                      dynamic_axes={"h": {1: "batch"}, "logits": {1: "batch"}})
+    rename_generated(path, {("MatMul", 1): "head.weight_t"})
+
+
 MODELS = {
     "resnet18": lambda p: export_torchvision("resnet18", p),
     "mobilenet_v2": lambda p: export_torchvision("mobilenet_v2", p),
@@ -117,6 +194,8 @@ MODELS = {
     "lstm_lm": export_lstm,
     "resnet18_backbone": lambda p: export_resnet18_part("backbone", p),
     "resnet18_head": lambda p: export_resnet18_part("head", p),
+    "lstm_step": export_lstm_step,
+    "lstm_output": export_lstm_output,
 }
 
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/kernels/registry.h"
+#include "core/runtime/param_store.h"
 
 namespace weave {
 namespace {
@@ -19,6 +20,8 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
   WEAVE_TRY(graph.validate());
   std::shared_ptr<Factory> f(new Factory());
   f->graph_ = std::move(graph);
+  // R6: before any kernel sees the params, so kernels and plans point at the shared bytes.
+  if (options.dedup_params) ParamStore::global().intern(f->graph_);
   const Graph& g = f->graph_;
   const KernelRegistry& reg = options.registry ? *options.registry : KernelRegistry::global();
   const int opset = g.kernel_opset();

@@ -38,6 +38,11 @@ struct FactoryOptions {
   std::map<std::string, Shape> max_shapes;
   bool replan_beyond_bound = false;
   const KernelRegistry* registry = nullptr;  // default: KernelRegistry::global()
+  // R6: store params of identical content (dtype, shape, bytes) once per process, across
+  // factories and models, through ParamStore::global() (core/runtime/param_store.h). Costs one
+  // hash pass over the params at creation. false keeps every param where it was loaded (e.g.
+  // in the artifact's mmap) and out of the store.
+  bool dedup_params = true;
 };
 
 class Factory {
