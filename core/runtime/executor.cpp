@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/runtime/thread_budget.h"
+
 namespace weave {
 
 Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, ExecutorOptions options) {
@@ -130,7 +132,10 @@ Status Executor::run() {
   for (std::size_t i = 0; i < input_set_.size(); ++i)
     if (!input_set_[i])
       return make_error("run: input '", factory_->input_info(static_cast<int>(i)).name, "' was not set");
-  const Parallel& par = options_.parallel ? *options_.parallel : SerialParallel::instance();
+  // R12: this thread computes on one slot of the process-wide budget (waits while all are busy).
+  const ComputeToken slot;
+  const Parallel& par =
+      options_.parallel ? *options_.parallel : ThreadBudget::global().parallel(options_.threads);
   const auto& steps = plan_->steps;
   const bool prof = options_.profile;
   if (prof) profile_.resize(steps.size());

@@ -1,6 +1,7 @@
 // Executor: the mutable half of running a model — an arena, bound inputs, outputs and an
 // optional profile. One per thread or element; creating one from a Factory whose plan exists
-// costs a plan lookup and one arena allocation (R3). Not thread-safe: use one per thread.
+// costs a plan lookup and one arena allocation (R3). Not thread-safe: use one per thread (many
+// executors of one shared Factory may run at once on different threads).
 //
 // Stateful use (R9):          ex.set_input("x", view); ex.run(); ex.output("logits");
 // Stateless use (R9):         auto outs = ex.run({view_x});   // owning copies of every output
@@ -25,9 +26,15 @@
 namespace weave {
 
 struct ExecutorOptions {
-  // Kernels split work over this; nullptr runs on the calling thread alone.
+  // A Parallel of your own for kernels (e.g. a private ThreadPool pinned to N threads in a
+  // benchmark); nullptr (the default) uses the process-wide budget, see `threads`.
   std::shared_ptr<const Parallel> parallel;
   bool profile = false;  // time every step (R11); read with profile()
+  // The most threads run() may use from the process-wide budget (core/runtime/thread_budget.h),
+  // the calling thread included: 0 = as many as the budget has, 1 = the calling thread only.
+  // A cap, not a pool: run() holds one slot of the budget (waiting while all are taken) and
+  // kernels borrow up to threads - 1 more only if they are idle.
+  int threads = 0;
 };
 
 // One row per executed step of the last run() with profiling on.
