@@ -70,6 +70,12 @@ Tensor random_tokens(Dims dims, uint32_t seed, int64_t vocab) {
 
 using Case = std::vector<Tensor>;  // one tensor per model input
 
+Case one_input(Tensor t) {
+  Case c;
+  c.push_back(std::move(t));
+  return c;
+}
+
 std::vector<ConstTensorView> views(const Case& c) {
   std::vector<ConstTensorView> v;
   for (const Tensor& t : c) v.push_back(t.view());
@@ -163,9 +169,9 @@ BOOST_AUTO_TEST_CASE(eight_threads_share_one_squeezenet_factory) {
   auto f = load("squeezenet1_1.onnx");
   // Two batch-1 images and one batch of two: two shapes, planned once each and shared.
   std::vector<Case> cases;
-  cases.push_back({random_floats(Dims{1, 3, 224, 224}, 1)});
-  cases.push_back({random_floats(Dims{2, 3, 224, 224}, 2)});
-  cases.push_back({random_floats(Dims{1, 3, 224, 224}, 3)});
+  cases.push_back(one_input(random_floats(Dims{1, 3, 224, 224}, 1)));
+  cases.push_back(one_input(random_floats(Dims{2, 3, 224, 224}, 2)));
+  cases.push_back(one_input(random_floats(Dims{1, 3, 224, 224}, 3)));
   auto refs = references(f, cases);
   BOOST_TEST_REQUIRE(refs[0][0].numel() == 1000);
   BOOST_TEST_REQUIRE(refs[1][0].numel() == 2000);
