@@ -57,8 +57,8 @@
 #include "core/loader/compiled_cache.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/factory.h"
-#include "core/runtime/shared_pool.h"
 #include "core/runtime/tensor_names.h"
+#include "core/runtime/thread_budget.h"
 #include "core/runtime/timestamp_gather.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_weave_infer_debug);
@@ -1216,7 +1216,7 @@ static bool prepare_to_run(GstWeaveInfer* self) {
     return false;
   }
   weave::ExecutorOptions eo;
-  eo.parallel = weave::shared_thread_pool(threads);
+  eo.threads = threads;  // a cap on this instance's share of the process-wide budget
   eo.log = [self](std::string_view m) { GST_INFO_OBJECT(self, "%.*s", static_cast<int>(m.size()), m.data()); };
   auto ex = weave::Executor::create(impl->factory, eo);
   if (!ex) {
@@ -1247,8 +1247,9 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   // A gst-launch delayed link waiting for a pad that does not exist is reported by the
   // parser when it sees no-more-pads; say it again now that all links are made.
   gst_element_no_more_pads(GST_ELEMENT(self));
-  GST_INFO_OBJECT(self, "running '%s' with %d thread(s); pads: %s", model.c_str(),
-                  eo.parallel ? eo.parallel->threads() : 1, pad_list(impl).c_str());
+  GST_INFO_OBJECT(self, "running '%s' with up to %d of the process's %d thread(s); pads: %s", model.c_str(),
+                  weave::ThreadBudget::global().parallel(threads).threads(),
+                  weave::ThreadBudget::global().threads(), pad_list(impl).c_str());
   return true;
 }
 
@@ -1509,9 +1510,9 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_THREADS,
       g_param_spec_int("threads", "Threads",
-                       "Intra-op threads for this instance (0 = one per core). Instances asking for the same "
-                       "number share one process-wide pool, so several elements do not oversubscribe cores. "
-                       "Applied when going to PAUSED.",
+                       "Maximum threads this instance may use from the process-wide budget (0 = all). All "
+                       "elements share one budget of WEAVE_NUM_THREADS threads (default: one per core), so "
+                       "several elements do not oversubscribe cores. Applied when going to PAUSED.",
                        0, 256, 0, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
   g_object_class_install_property(
       gobject_class, PROP_QUEUE_SIZE,

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/runtime/thread_budget.h"
+
 namespace weave {
 namespace {
 
@@ -403,7 +405,10 @@ Expected<Dims> Executor::output_dims(int index) {
 Status Executor::run() {
   WEAVE_TRY(prepare());
   if (views_dirty_) WEAVE_TRY(resolve_bindings());
-  const Parallel& par = options_.parallel ? *options_.parallel : SerialParallel::instance();
+  // R12: this thread computes on one slot of the process-wide budget (waits while all are busy).
+  const ComputeToken slot;
+  const Parallel& par =
+      options_.parallel ? *options_.parallel : ThreadBudget::global().parallel(options_.threads);
   const auto& steps = plan_->steps;
   const bool prof = options_.profile;
   if (prof) profile_.resize(steps.size());

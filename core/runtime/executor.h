@@ -1,6 +1,7 @@
 // Executor: the mutable half of running a model — an arena, bound inputs, outputs and an
 // optional profile. One per thread or element; creating one from a Factory whose plan exists
-// costs a plan lookup and one arena allocation (R3). Not thread-safe: use one per thread.
+// costs a plan lookup and one arena allocation (R3). Not thread-safe: use one per thread (many
+// executors of one shared Factory may run at once on different threads).
 //
 // Stateful use (R9):          ex.set_input("x", view); ex.run(); ex.output("logits");
 // Stateless use (R9):         auto outs = ex.run({view_x});   // owning copies of every output
@@ -31,12 +32,18 @@
 namespace weave {
 
 struct ExecutorOptions {
-  // Kernels split work over this; nullptr runs on the calling thread alone.
+  // A Parallel of your own for kernels (e.g. a private ThreadPool pinned to N threads in a
+  // benchmark); nullptr (the default) uses the process-wide budget, see `threads`.
   std::shared_ptr<const Parallel> parallel;
   bool profile = false;  // time every step (R11); read with profile()
   // Told about rare, costly events on the run path: planning for new input dims, and a re-plan
   // beyond the factory's bound (FactoryOptions::replan_beyond_bound). Empty: silent.
   std::function<void(std::string_view)> log;
+  // The most threads run() may use from the process-wide budget (core/runtime/thread_budget.h),
+  // the calling thread included: 0 = as many as the budget has, 1 = the calling thread only.
+  // A cap, not a pool: run() holds one slot of the budget (waiting while all are taken) and
+  // kernels borrow up to threads - 1 more only if they are idle.
+  int threads = 0;
 };
 
 // Tensor copies the executor made (R7). Copies of the caller's tensors are what zero-copy

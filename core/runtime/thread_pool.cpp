@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/runtime/thread_budget.h"
+
 namespace weave {
 
 ThreadPool::ThreadPool(int threads) {
@@ -39,7 +41,10 @@ void ThreadPool::worker_loop() {
       job = job_;
       ++active_workers_;
     }
-    work_on(job);
+    {
+      ParallelChunkScope scope;
+      work_on(job);
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --active_workers_;
@@ -52,7 +57,8 @@ void ThreadPool::for_range(int64_t n, int64_t grain, FunctionRef<void(int64_t, i
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
   const int64_t max_chunks = std::max<int64_t>(1, n / grain);
-  if (workers_.empty() || max_chunks == 1) {
+  // Nested in a chunk (of this pool or another): this pool's one job may be the outer one.
+  if (workers_.empty() || max_chunks == 1 || ParallelChunkScope::active()) {
     fn(0, n);
     return;
   }
@@ -71,7 +77,10 @@ void ThreadPool::for_range(int64_t n, int64_t grain, FunctionRef<void(int64_t, i
     ++generation_;
   }
   wake_.notify_all();
-  work_on(job_);
+  {
+    ParallelChunkScope scope;
+    work_on(job_);
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   done_.wait(
       lock, [&] { return finished_.load(std::memory_order_acquire) == job_.chunks && active_workers_ == 0; });

@@ -2,6 +2,11 @@
 // too, so a pool of N threads runs N-1 workers. Chunks are handed out through an atomic counter;
 // for_range returns only when every chunk is done. One job runs at a time per pool; executors
 // that share a pool serialize their parallel sections instead of oversubscribing cores.
+//
+// A ThreadPool is private: its threads are outside the process-wide budget (thread_budget.h),
+// which executors use by default. It is for tests and benchmarks that want exactly N threads.
+// Its workers run chunks under the slot of the job's caller, and a for_range nested in a chunk
+// runs serially, so an Executor run from a chunk neither waits for a slot nor deadlocks.
 #pragma once
 
 #include <atomic>

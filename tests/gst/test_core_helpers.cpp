@@ -12,8 +12,8 @@
 
 #include "core/loader/compiled_cache.h"
 #include "core/runtime/executor.h"
-#include "core/runtime/shared_pool.h"
 #include "core/runtime/tensor_names.h"
+#include "core/runtime/thread_budget.h"
 #include "core/runtime/timestamp_gather.h"
 
 namespace fs = std::filesystem;
@@ -122,16 +122,15 @@ BOOST_AUTO_TEST_CASE(gather_bounds_pending_sets_and_replaces_duplicates) {
   BOOST_TEST(g.pending() == 1u);
 }
 
-BOOST_AUTO_TEST_CASE(shared_pools_are_shared_per_thread_count) {
-  BOOST_TEST(weave::shared_thread_pool(1) == nullptr);
-  auto a = weave::shared_thread_pool(2);
-  auto b = weave::shared_thread_pool(2);
-  BOOST_REQUIRE(a != nullptr);
-  BOOST_TEST(a.get() == b.get());
-  BOOST_TEST(a->threads() == 2);
-  auto c = weave::shared_thread_pool(3);
-  BOOST_TEST(c.get() != a.get());
-  BOOST_TEST(weave::auto_thread_count() >= 1);
+BOOST_AUTO_TEST_CASE(element_thread_caps_come_from_one_budget) {
+  // weaveinfer's `threads` is a cap on the process-wide budget: every element asking for the
+  // same cap gets the same Parallel, and no cap exceeds the budget.
+  auto& budget = weave::ThreadBudget::global();
+  BOOST_TEST(budget.threads() >= 1);
+  BOOST_TEST(&budget.parallel(2) == &budget.parallel(2));
+  BOOST_TEST(budget.parallel(1).threads() == 1);
+  BOOST_TEST(budget.parallel(0).threads() == budget.threads());
+  BOOST_TEST(budget.parallel(256).threads() == budget.threads());
 }
 
 BOOST_AUTO_TEST_CASE(cache_path_depends_on_codec_and_file_state) {

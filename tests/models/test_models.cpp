@@ -49,6 +49,7 @@ nlohmann::json read_meta(const std::string& model) {
 std::vector<Tensor> run_model(const std::shared_ptr<const Factory>& f, const nlohmann::json& meta,
                               const std::string& model, int threads) {
   ExecutorOptions eo;
+  eo.threads = threads;  // 1: the calling thread only
   if (threads > 1) eo.parallel = std::make_shared<ThreadPool>(threads);
   auto ex = Executor::create(f, eo);
   BOOST_TEST_REQUIRE(ex.ok(), (ex.ok() ? "" : ex.message()));

@@ -103,6 +103,8 @@ int cmd_bench(int argc, char** argv) {
     return kExitUsage;
   }
   ExecutorOptions eo;
+  eo.threads = threads;  // 1: the calling thread only (0 would mean the whole thread budget)
+  // Exactly N threads for a measurement, whatever the process-wide budget (WEAVE_NUM_THREADS).
   if (threads > 1) eo.parallel = std::make_shared<ThreadPool>(threads);
   eo.profile = profile;
   if (!max_shapes->empty())

@@ -1,0 +1,314 @@
+#include "core/runtime/thread_budget.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <charconv>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <semaphore>
+#include <thread>
+#include <vector>
+
+namespace weave {
+
+namespace {
+
+// Per thread: how deep in ComputeToken/ParallelChunkScope scopes it is (> 0: it holds or works
+// under a slot) and whether it is running chunks of a for_range.
+thread_local int t_depth = 0;
+thread_local bool t_in_chunk = false;
+
+// A worker's state word: (assignment sequence << 2) | phase. The sequence makes a revoke by the
+// borrower of assignment s fail once the worker has moved past s (no ABA on reuse).
+enum Phase : uint64_t { kIdle = 0, kAssigned = 1, kRunning = 2, kRevoked = 3 };
+constexpr uint64_t word(uint64_t seq, Phase p) {
+  return (seq << 2) | p;
+}
+
+struct Job {
+  FunctionRef<void(int64_t, int64_t)>* fn = nullptr;
+  int64_t n = 0;
+  int64_t chunk = 0;
+  int64_t chunks = 0;
+  std::atomic<int64_t> next{0};
+  std::mutex mutex;
+  std::condition_variable done;
+  int finished_helpers = 0;  // under mutex
+
+  void work() {
+    for (;;) {
+      const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks) return;
+      const int64_t b = c * chunk;
+      (*fn)(b, std::min(n, b + chunk));
+    }
+  }
+};
+
+struct Worker {
+  std::binary_semaphore wake{0};
+  std::atomic<uint64_t> state{word(0, kIdle)};
+  Job* job = nullptr;  // written by the borrower before wake.release()
+  uint64_t seq = 0;    // under Impl::mutex
+};
+
+struct Helper {
+  Worker* worker;
+  uint64_t seq;
+};
+
+int default_threads() {
+  const int env = parse_thread_count(std::getenv("WEAVE_NUM_THREADS"));
+  return env > 0 ? env : hardware_threads();
+}
+
+class BudgetParallel;
+
+}  // namespace
+
+struct ThreadBudget::Impl {
+  explicit Impl(int n) : budget(n), free(n), budget_now(n) {}
+
+  // Blocking, first come first served.
+  void acquire() {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (waiters == 0 && free > 0) {
+      --free;
+      return;
+    }
+    const uint64_t ticket = next_ticket++;
+    ++waiters;
+    slot_freed.wait(lock, [&] { return serving == ticket && free > 0; });
+    ++serving;
+    --waiters;
+    --free;
+    // The next in line may be able to go too (several slots freed, or the budget grew).
+    if (waiters > 0) slot_freed.notify_all();
+  }
+
+  void release_locked(int k = 1) {
+    free += k;
+    if (waiters > 0) slot_freed.notify_all();
+  }
+
+  void release(int k = 1) {
+    std::lock_guard<std::mutex> lock(mutex);
+    release_locked(k);
+  }
+
+  // Reserves up to `want` idle workers, each with a slot; never waits. Returns how many.
+  int borrow(int want, Helper* out) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (waiters > 0) return 0;  // whole inferences waiting for a slot go first
+    const int n = std::min(want, free);
+    int got = 0;
+    while (got < n) {
+      Worker* w = nullptr;
+      if (!idle.empty()) {
+        w = idle.back();
+        idle.pop_back();
+      } else if (static_cast<int>(workers.size()) < budget - 1) {
+        workers.push_back(std::make_unique<Worker>());
+        w = workers.back().get();
+        // Detached: the budget is never destroyed, and a worker blocked in wake.acquire() at
+        // exit holds nothing.
+        std::thread([this, w] { worker_main(w); }).detach();
+      } else {
+        break;
+      }
+      ++w->seq;
+      w->state.store(word(w->seq, kAssigned), std::memory_order_relaxed);
+      out[got++] = Helper{w, w->seq};
+    }
+    free -= got;
+    return got;
+  }
+
+  void worker_main(Worker* w) {
+    for (;;) {
+      w->wake.acquire();
+      uint64_t s = w->state.load(std::memory_order_acquire);
+      Job* job = nullptr;
+      if ((s & 3) == kAssigned &&
+          w->state.compare_exchange_strong(s, (s & ~uint64_t{3}) | kRunning, std::memory_order_acq_rel)) {
+        job = w->job;
+        ParallelChunkScope scope;
+        job->work();
+      }
+      // Back to idle before telling the caller, so that its next for_range can borrow us again.
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        w->state.store(word(w->seq, kIdle), std::memory_order_relaxed);
+        idle.push_back(w);
+        if (job) release_locked();  // a revoked assignment's slot was given back by its caller
+      }
+      if (job) {
+        // Notify under the job's mutex: the caller cannot see the count, return and destroy
+        // the job (on its stack) until we let go of the mutex, and we touch nothing after.
+        std::lock_guard<std::mutex> lock(job->mutex);
+        ++job->finished_helpers;
+        job->done.notify_one();
+      }
+    }
+  }
+
+  mutable std::mutex mutex;
+  std::condition_variable slot_freed;
+  int budget;
+  int free;
+  int waiters = 0;
+  uint64_t next_ticket = 0;
+  uint64_t serving = 0;
+  std::atomic<int> budget_now;  // budget, readable without the mutex
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<Worker*> idle;
+  std::vector<std::unique_ptr<const Parallel>> caps;  // index = cap, 0..kMaxThreads
+};
+
+namespace {
+
+class BudgetParallel final : public Parallel {
+ public:
+  BudgetParallel(ThreadBudget::Impl* b, int cap) : b_(b), cap_(cap) {}
+
+  [[nodiscard]] int threads() const override {
+    const int budget = b_->budget_now.load(std::memory_order_relaxed);
+    return cap_ == 0 ? budget : std::min(cap_, budget);
+  }
+
+  void for_range(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) const override {
+    if (n <= 0) return;
+    grain = std::max<int64_t>(1, grain);
+    const int64_t max_chunks = std::max<int64_t>(1, n / grain);
+    // The caller computes in any case: with a slot of its own, or under the one it already has.
+    ComputeToken token;
+    const int want = static_cast<int>(std::min<int64_t>(threads(), max_chunks)) - 1;
+    std::array<Helper, kMaxThreads> helpers;
+    const int h = (want <= 0 || t_in_chunk) ? 0 : b_->borrow(want, helpers.data());
+    if (h == 0) {
+      ParallelChunkScope scope;  // nested calls in fn stay serial, whoever runs fn
+      fn(0, n);
+      return;
+    }
+    // A few chunks per thread balance uneven work without much hand-out overhead.
+    const int64_t chunks = std::min<int64_t>(max_chunks, static_cast<int64_t>(h + 1) * 4);
+    Job job;
+    job.fn = &fn;
+    job.n = n;
+    job.chunk = (n + chunks - 1) / chunks;
+    job.chunks = (n + job.chunk - 1) / job.chunk;
+    for (int i = 0; i < h; ++i) {
+      helpers[i].worker->job = &job;
+      helpers[i].worker->wake.release();
+    }
+    {
+      ParallelChunkScope scope;
+      job.work();
+    }
+    // Helpers not started by now are not needed: take them back (their slots too) rather than
+    // wait for a wake-up that may take a scheduler tick on a loaded machine.
+    int running = 0, revoked = 0;
+    for (int i = 0; i < h; ++i) {
+      uint64_t expect = word(helpers[i].seq, kAssigned);
+      if (helpers[i].worker->state.compare_exchange_strong(expect, word(helpers[i].seq, kRevoked),
+                                                           std::memory_order_acq_rel))
+        ++revoked;
+      else
+        ++running;
+    }
+    if (revoked > 0) b_->release(revoked);
+    std::unique_lock<std::mutex> lock(job.mutex);
+    job.done.wait(lock, [&] { return job.finished_helpers == running; });
+  }
+
+ private:
+  ThreadBudget::Impl* b_;
+  int cap_;
+};
+
+}  // namespace
+
+int hardware_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(std::min<unsigned>(n, kMaxThreads));
+}
+
+int parse_thread_count(const char* text) {
+  if (text == nullptr || *text == '\0') return 0;
+  const char* end = text + std::strlen(text);
+  int v = 0;
+  auto [p, ec] = std::from_chars(text, end, v);
+  if (ec != std::errc() || p != end || v < 1 || v > kMaxThreads) return 0;
+  return v;
+}
+
+ThreadBudget::ThreadBudget() : impl_(new Impl(default_threads())) {
+  impl_->caps.reserve(kMaxThreads + 1);
+  for (int c = 0; c <= kMaxThreads; ++c) impl_->caps.push_back(std::make_unique<BudgetParallel>(impl_, c));
+}
+
+ThreadBudget& ThreadBudget::global() {
+  static ThreadBudget* budget = new ThreadBudget();  // never destroyed, see impl_
+  return *budget;
+}
+
+int ThreadBudget::threads() const {
+  return impl_->budget_now.load(std::memory_order_relaxed);
+}
+
+Status ThreadBudget::set_threads(int threads) {
+  if (threads < 0 || threads > kMaxThreads)
+    return make_error("ThreadBudget::set_threads: ", threads, " is out of range (0 = default, 1..",
+                      kMaxThreads, ")");
+  if (threads == 0) threads = default_threads();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->free += threads - impl_->budget;
+  impl_->budget = threads;
+  impl_->budget_now.store(threads, std::memory_order_relaxed);
+  if (impl_->waiters > 0) impl_->slot_freed.notify_all();
+  return {};
+}
+
+int ThreadBudget::busy() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->budget - impl_->free;
+}
+
+const Parallel& ThreadBudget::parallel(int cap) const {
+  return *impl_->caps[std::clamp(cap, 0, kMaxThreads)];
+}
+
+ComputeToken::ComputeToken() {
+  if (t_depth++ > 0) return;
+  ThreadBudget::global().impl_->acquire();
+  owner_ = true;
+}
+
+ComputeToken::~ComputeToken() {
+  --t_depth;
+  if (owner_) ThreadBudget::global().impl_->release();
+}
+
+bool ComputeToken::held() {
+  return t_depth > 0;
+}
+
+ParallelChunkScope::ParallelChunkScope() : prev_chunk_(t_in_chunk), prev_depth_(t_depth) {
+  t_in_chunk = true;
+  if (t_depth == 0) t_depth = 1;  // works under the slot of the job's caller
+}
+
+ParallelChunkScope::~ParallelChunkScope() {
+  t_in_chunk = prev_chunk_;
+  t_depth = prev_depth_;
+}
+
+bool ParallelChunkScope::active() {
+  return t_in_chunk;
+}
+
+}  // namespace weave

@@ -1,0 +1,104 @@
+// The process-wide thread budget (R12): every Executor of every element, thread and model in the
+// process computes on the same B "compute slots" (B = WEAVE_NUM_THREADS, else the number of
+// cores), so four elements on two cores run two threads, not eight.
+//
+// How the slots are used:
+//  - Executor::run() holds one slot for its calling thread for the whole inference
+//    (ComputeToken). When all B slots are taken it waits, first come first served, so at most
+//    B inferences compute at once and each waiting one starts as soon as a slot frees up.
+//  - A kernel's for_range() (through parallel(cap)) borrows up to cap - 1 more slots, each with
+//    one of the budget's B - 1 worker threads, without ever waiting: it takes what is idle right
+//    now and runs the rest of the chunks itself. A thread waiting for a whole inference has
+//    priority over such borrowing, so a busy executor cannot starve the others by grabbing every
+//    slot freed between two of its kernels.
+//  So `threads` on an executor or element is a cap on its share, not a pool of its own.
+//
+// No deadlock by construction: only a thread holding no slot ever waits for one, and a thread
+// running chunks of a for_range (the caller or a worker) counts as holding its job's slot. So an
+// Executor run from inside a kernel, from a budget or ThreadPool worker, or nested in another
+// run, reuses the slot of the thread it runs on, and a for_range nested in a chunk runs serially
+// on that thread (the cap of the outer call stays the cap).
+//
+// Worker threads start on first need and live until the process exits.
+#pragma once
+
+#include "core/common/parallel.h"
+#include "core/common/status.h"
+
+namespace weave {
+
+// Largest budget or cap accepted.
+inline constexpr int kMaxThreads = 256;
+
+// std::thread::hardware_concurrency(), at least 1.
+[[nodiscard]] int hardware_threads();
+
+// The value of WEAVE_NUM_THREADS: a decimal integer in [1, kMaxThreads]; anything else (unset,
+// empty, "0", "-2", "8x", "100000") gives 0, meaning "not set": the hardware default applies.
+[[nodiscard]] int parse_thread_count(const char* text);
+
+class ThreadBudget {
+ public:
+  // The one budget of the process, sized on first use from WEAVE_NUM_THREADS or the cores.
+  [[nodiscard]] static ThreadBudget& global();
+
+  // Number of compute slots (>= 1).
+  [[nodiscard]] int threads() const;
+  // Resizes the budget; 0 restores the default (WEAVE_NUM_THREADS, else the cores). Takes effect
+  // at once: a shrink below the slots in use is honoured as they are given back.
+  [[nodiscard]] Status set_threads(int threads);
+  // Slots in use right now (inferences running plus borrowed helpers); for statistics and tests.
+  [[nodiscard]] int busy() const;
+
+  // The Parallel kernels get: it lends for_range() at most `cap` threads of the budget, the
+  // caller included (0 = as many as the budget has; values above kMaxThreads are clamped).
+  // The object lives as long as the process.
+  [[nodiscard]] const Parallel& parallel(int cap) const;
+
+  struct Impl;
+  ThreadBudget(const ThreadBudget&) = delete;
+  ThreadBudget& operator=(const ThreadBudget&) = delete;
+
+ private:
+  ThreadBudget();
+  Impl* impl_;  // owned, never freed: workers may still run while static destructors do
+  friend class ComputeToken;
+};
+
+// Holds one compute slot of the global budget for the calling thread while in scope, waiting
+// for one if needed. Re-entrant: a thread that already holds a slot (an outer token, or a
+// worker running chunks for a slot holder) just keeps it. Strictly scoped: not copyable or
+// movable, destroyed on the thread that made it.
+class ComputeToken {
+ public:
+  ComputeToken();
+  ~ComputeToken();
+  ComputeToken(const ComputeToken&) = delete;
+  ComputeToken& operator=(const ComputeToken&) = delete;
+
+  // Whether the calling thread holds (or works under) a slot now.
+  [[nodiscard]] static bool held();
+
+ private:
+  bool owner_ = false;
+};
+
+// Marks the calling thread as running chunks of a parallel job for the duration of the scope:
+// it works under the slot of the job's caller (ComputeToken does not wait) and a for_range
+// nested in a chunk runs serially. Used by the budget's workers and by ThreadPool.
+class ParallelChunkScope {
+ public:
+  ParallelChunkScope();
+  ~ParallelChunkScope();
+  ParallelChunkScope(const ParallelChunkScope&) = delete;
+  ParallelChunkScope& operator=(const ParallelChunkScope&) = delete;
+
+  // Whether the calling thread is inside a chunk of some for_range.
+  [[nodiscard]] static bool active();
+
+ private:
+  bool prev_chunk_;
+  int prev_depth_;
+};
+
+}  // namespace weave
