@@ -122,6 +122,9 @@ struct ThreadBudget::Impl {
         idle.pop_back();
       } else if (static_cast<int>(workers.size()) < budget - 1) {
         workers.push_back(std::make_unique<Worker>());
+        // Room for every worker on the idle list now: a worker going idle late (after its
+        // borrower's run ended, possibly during another executor's run) must not allocate.
+        idle.reserve(workers.size());
         w = workers.back().get();
         // Detached: the budget is never destroyed, and a worker blocked in wake.acquire() at
         // exit holds nothing.
