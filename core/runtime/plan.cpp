@@ -137,7 +137,7 @@ Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(const Graph& g,
     plan->steps.push_back(std::move(step));
   }
 
-  // Lifetimes of arena values in step indices; inputs live from the start, outputs to the end.
+  // Lifetimes of arena values in step indices; inputs live from the start, both to the end.
   const auto n_steps = static_cast<int32_t>(plan->steps.size());
   std::vector<int32_t> first(g.values.size(), -1), last(g.values.size(), -1);
   for (int32_t v : g.inputs) first[v] = last[v] = 0;
@@ -150,7 +150,11 @@ Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(const Graph& g,
         last[v] = std::max(last[v], s);
       }
   }
+  // Outputs are read after the run; inputs set with set_input stay set for the next runs (only
+  // what changes is set again), so neither may be overwritten by later steps.
   for (int32_t v : g.outputs)
+    if (slots[v].kind == SlotKind::arena) last[v] = std::max(n_steps, last[v]);
+  for (int32_t v : g.inputs)
     if (slots[v].kind == SlotKind::arena) last[v] = std::max(n_steps, last[v]);
 
   // In-place elementwise steps: the output joins the memory of an input that dies there. Such
