@@ -19,6 +19,7 @@
 #include "core/loader/model_loader.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/factory_cache.h"
+#include "core/runtime/thread_budget.h"
 
 namespace weave::bench {
 namespace {
@@ -116,9 +117,13 @@ int run_mem(const Args& a) {
   j["end"] = memory_json(read_proc_memory());
   if (!executors.empty()) {
     j["arena_bytes"] = executors.front().arena_bytes();
-    // Kernel scratch (e.g. im2col), a second per-executor buffer next to the arena.
-    j["workspace_bytes"] = executors.front().plan() ? executors.front().plan()->workspace_bytes : 0;
+    // Kernel scratch (e.g. im2col) the executor owns: 0, it uses its compute slot's.
+    j["workspace_bytes"] = executors.front().workspace_bytes();
+    j["plan_workspace_bytes"] = executors.front().plan() ? executors.front().plan()->workspace_bytes : 0;
   }
+  // The budget's scratch, once per slot whatever N is (pages touched only by slots that ran).
+  j["slot_workspace_bytes"] = ThreadBudget::global().workspace_total_bytes();
+  j["slot_workspace_buffers"] = ThreadBudget::global().workspace_buffers();
   j["cache_hits"] = FactoryCache::global().hits();
   j["cache_misses"] = FactoryCache::global().misses();
   j["factories_alive"] = FactoryCache::global().live();
@@ -150,7 +155,8 @@ int run_setup(const Args& a) {
                {"total_ms", load_ms + create_ms + run_ms},
                {"input_prep_excluded", true}};
   j["arena_bytes"] = first->arena_bytes();
-  j["workspace_bytes"] = first->plan() ? first->plan()->workspace_bytes : 0;
+  j["workspace_bytes"] = first->workspace_bytes();
+  j["plan_workspace_bytes"] = first->plan() ? first->plan()->workspace_bytes : 0;
 
   // k-th instance, the whole path: load_factory (a cache hit) + create + first run.
   std::vector<double> hit_ms, kcreate_ms, krun_ms, ktotal_ms;

@@ -6,7 +6,7 @@
 #   bash scripts/tsan.sh            # configure once, build two tests, run them
 #   TSAN_BUILD_DIR=/tmp/t bash scripts/tsan.sh
 #
-# Kept small: no GStreamer, no CLI, only the two test executables and what they link. The test
+# Kept small: no GStreamer, no CLI, only the thread test executables and what they link. The test
 # models are taken from the main build (build/tests, exported by `scripts/build.sh`) when there,
 # else this build exports its own. Runs per thread: WEAVE_THREAD_TEST_ITERS (default 2 here).
 set -euo pipefail
@@ -20,7 +20,8 @@ if [ ! -f "$dir/build.ninja" ]; then
   fi
   meson setup "$dir" -Db_sanitize=thread -Dgstreamer=disabled -Dtools=disabled "${models[@]}"
 fi
-ninja -C "$dir" -j"${TSAN_JOBS:-1}" tests/threads/test_thread_budget tests/threads/test_factory_threads
+ninja -C "$dir" -j"${TSAN_JOBS:-1}" tests/threads/test_thread_budget tests/threads/test_factory_threads \
+  tests/threads/test_workspace
 export TSAN_OPTIONS="second_deadlock_stack=1 history_size=4 ${TSAN_OPTIONS:-}"
 export WEAVE_THREAD_TEST_ITERS=${WEAVE_THREAD_TEST_ITERS:-2}
 cmd=(meson test -C "$dir" --suite threads --no-rebuild --print-errorlogs --num-processes 1)

@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/kernels/in_place.h"
 #include "core/kernels/kernel_util.h"
 #include "core/kernels/registry.h"
 
@@ -750,6 +751,21 @@ Expected<std::unique_ptr<Kernel>> make_cast(const KernelSetup& s) {
 }
 
 }  // namespace
+
+// Unary maps and Clip read x[i] and write y[i] in one pass; a two-input binary op reads a[j]
+// and b[j] (or a broadcast scalar) for o[j]. Variadic Sum/Mean with more than two inputs
+// accumulate into the output, so an input after the first two would be overwritten before it
+// is read: the planner only aliases two-input nodes. Comparisons change the dtype (never equal).
+uint32_t in_place_inputs(const Kernel& kernel) {
+  const Kernel* k = &kernel;
+  if (dynamic_cast<const UnaryKernel*>(k) || dynamic_cast<const ClipKernel*>(k)) return 1u;
+  if (dynamic_cast<const BinaryKernel<Bin::add>*>(k) || dynamic_cast<const BinaryKernel<Bin::sub>*>(k) ||
+      dynamic_cast<const BinaryKernel<Bin::mul>*>(k) || dynamic_cast<const BinaryKernel<Bin::div>*>(k) ||
+      dynamic_cast<const BinaryKernel<Bin::max>*>(k) || dynamic_cast<const BinaryKernel<Bin::min>*>(k) ||
+      dynamic_cast<const BinaryKernel<Bin::pow>*>(k))
+    return 3u;
+  return 0u;
+}
 
 void register_elementwise_kernels(KernelRegistry& r) {
   r.add("Add", &make_binary<Bin::add>);

@@ -65,10 +65,10 @@ Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, Exec
   else
     ex.pending_dims_.assign(n_in, Dims{});
   if (auto bound = f.bound_plan()) {
-    // Everything any in-bound shape needs is allocated now (R8): the arena and workspace of the
-    // bound, a parking buffer per input for its largest dims, and room for every view.
+    // Everything any in-bound shape needs is allocated now (R8): the arena and (in the slots) the workspace
+    // of the bound, a parking buffer per input for its largest dims, and room for every view.
     ex.arena_ = AlignedBuffer(bound->arena_bytes, /*zero=*/false);
-    ex.workspace_ = AlignedBuffer(bound->workspace_bytes, false);
+    ex.reserve_workspace(bound->workspace_bytes);
     for (std::size_t i = 0; i < n_in; ++i)
       ex.park_[i] = AlignedBuffer(slot_bytes(bound->slots[g.inputs[i]]), false);
     std::size_t n_in_views = 0, n_out_views = 0;
@@ -86,6 +86,18 @@ Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, Exec
     ex.seen_plans_.push_back(plan);
   }
   return ex;
+}
+
+void Executor::reserve_workspace(std::size_t bytes) {
+  if (bytes <= ws_reserved_) return;
+  const bool grew = ws_reserved_ > 0;
+  ws_reserved_ = bytes;
+  if (options_.parallel) {
+    workspace_ = AlignedBuffer(bytes, /*zero=*/false);
+  } else if (!ThreadBudget::global().reserve_workspace(bytes)) {
+    return;  // the slots' scratch was big enough already (another executor needed as much)
+  }
+  if (grew) ++stats_.arena_growths;
 }
 
 void Executor::log(std::string_view message) const {
@@ -112,7 +124,6 @@ Status Executor::use_plan(std::shared_ptr<const ShapePlan> plan) {
   if (plan == plan_) return {};
   const Graph& g = factory_->graph();
   const bool grow_arena = arena_.size() < plan->arena_bytes;
-  const bool grow_ws = workspace_.size() < plan->workspace_bytes;
   if (plan_) {
     // Inputs already in the arena stay valid when the new plan keeps them at the same place
     // (always so for plans sharing the factory's bound layout); others are parked and placed
@@ -135,10 +146,7 @@ Status Executor::use_plan(std::shared_ptr<const ShapePlan> plan) {
     if (arena_.size() > 0) ++stats_.arena_growths;
     arena_ = AlignedBuffer(plan_->arena_bytes, /*zero=*/false);
   }
-  if (grow_ws) {
-    if (workspace_.size() > 0) ++stats_.arena_growths;
-    workspace_ = AlignedBuffer(plan_->workspace_bytes, false);
-  }
+  reserve_workspace(plan_->workspace_bytes);
   // Rows of another plan's steps would be mislabelled.
   profile_.clear();
   views_dirty_ = true;
@@ -407,6 +415,10 @@ Status Executor::run() {
   if (views_dirty_) WEAVE_TRY(resolve_bindings());
   // R12: this thread computes on one slot of the process-wide budget (waits while all are busy).
   const ComputeToken slot;
+  // The scratch of the slot this thread computes on (a spare when this run is nested in another
+  // one's kernel or chunk), or the private one with a private `parallel`.
+  const SlotWorkspace slot_ws(options_.parallel ? 0 : plan_->workspace_bytes);
+  const std::span<std::byte> workspace = options_.parallel ? workspace_.span() : slot_ws.span();
   const Parallel& par =
       options_.parallel ? *options_.parallel : ThreadBudget::global().parallel(options_.threads);
   const auto& steps = plan_->steps;
@@ -416,7 +428,7 @@ Status Executor::run() {
     RunContext rc{
         std::span<const ConstTensorView>(in_views_.data() + in_begin_[s], in_begin_[s + 1] - in_begin_[s]),
         std::span<const TensorView>(out_views_.data() + out_begin_[s], out_begin_[s + 1] - out_begin_[s]),
-        workspace_.span(), par};
+        workspace, par};
     if (!prof) {
       factory_->kernel(steps[s].node).run(rc);
       continue;

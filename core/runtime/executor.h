@@ -9,6 +9,11 @@
 // Changing input dims re-plans (plans are cached in the Factory and shared); run() itself never
 // allocates.
 //
+// Memory: an executor owns its arena (planned tensors). Kernel scratch (im2col, ...) is not
+// its own: run() leases the scratch of the compute slot it runs on from the process-wide budget
+// (SlotWorkspace in core/runtime/thread_budget.h), which create() and re-planning size up front.
+// Only an executor with a private `parallel` keeps a scratch buffer of its own.
+//
 // Zero-copy (R7):  ex.bind_input("x", caller_view);  ex.bind_output("y", caller_view);  ex.run();
 // Kernels then read the caller's input and write the caller's output buffer directly. See
 // bind_input / bind_output for the rules, and stats() for the copies that still happen.
@@ -129,6 +134,9 @@ class Executor {
   [[nodiscard]] const ExecutorStats& stats() const { return stats_; }
   [[nodiscard]] const std::vector<OpProfile>& profile() const { return profile_; }
   [[nodiscard]] std::size_t arena_bytes() const { return arena_.size(); }
+  // Kernel scratch this executor owns: 0 on the process-wide budget (it uses the slots'
+  // scratch), the plan's workspace with a private ExecutorOptions::parallel.
+  [[nodiscard]] std::size_t workspace_bytes() const { return workspace_.size(); }
   [[nodiscard]] const ShapePlan* plan() const { return plan_.get(); }
 
  private:
@@ -171,8 +179,12 @@ class Executor {
   bool views_dirty_ = true;
   ExecutorStats stats_;
   CopyStats pending_copies_;  // copies made since the last run, charged to the next
+  // Grows the scratch the plan's kernels need: the slots' (budget) or the private one.
+  void reserve_workspace(std::size_t bytes);
+
   AlignedBuffer arena_;
-  AlignedBuffer workspace_;
+  AlignedBuffer workspace_;      // private scratch, only with options_.parallel
+  std::size_t ws_reserved_ = 0;  // scratch bytes this executor made sure of
   // Per step, resolved views; step s uses in_views_[in_begin_[s] .. in_begin_[s+1]).
   std::vector<ConstTensorView> in_views_;
   std::vector<TensorView> out_views_;

@@ -1,7 +1,9 @@
 #include "core/runtime/plan.h"
 
+#include <algorithm>
 #include <string>
 
+#include "core/kernels/in_place.h"
 #include "core/runtime/memory_planner.h"
 
 namespace weave {
@@ -28,6 +30,18 @@ Status check_input(const Graph& g, std::size_t i, const Dims& d) {
                         shape_str(d.span()));
   }
   return {};
+}
+
+// Output of step `s` may take the memory of its input `in`: the kernel computes element j from
+// element j of that input, the input has the output's dtype and dims, lives in the arena, is
+// no model input (the caller may run again on it) and is read by no later step.
+bool may_run_in_place(const Graph& g, const std::vector<ValueSlot>& slots, const std::vector<int32_t>& last,
+                      int32_t s, int32_t in, int32_t out) {
+  if (in == kNoValue || out == kNoValue || in == out) return false;
+  const ValueSlot& a = slots[in];
+  const ValueSlot& b = slots[out];
+  return a.kind == SlotKind::arena && b.kind == SlotKind::arena && g.values[in].kind != ValueKind::input &&
+         last[in] == s && a.dtype == b.dtype && a.dims == b.dims;
 }
 
 }  // namespace
@@ -123,7 +137,7 @@ Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(const Graph& g,
     plan->steps.push_back(std::move(step));
   }
 
-  // Lifetimes of arena values in step indices; inputs live from the start, outputs to the end.
+  // Lifetimes of arena values in step indices; inputs live from the start, both to the end.
   const auto n_steps = static_cast<int32_t>(plan->steps.size());
   std::vector<int32_t> first(g.values.size(), -1), last(g.values.size(), -1);
   for (int32_t v : g.inputs) first[v] = last[v] = 0;
@@ -136,19 +150,55 @@ Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(const Graph& g,
         last[v] = std::max(last[v], s);
       }
   }
+  // Outputs are read after the run; inputs set with set_input stay set for the next runs (only
+  // what changes is set again), so neither may be overwritten by later steps.
   for (int32_t v : g.outputs)
     if (slots[v].kind == SlotKind::arena) last[v] = std::max(n_steps, last[v]);
+  for (int32_t v : g.inputs)
+    if (slots[v].kind == SlotKind::arena) last[v] = std::max(n_steps, last[v]);
+
+  // In-place elementwise steps: the output joins the memory of an input that dies there. Such
+  // chains (Conv -> Add -> Relu) share one block, alive from the first value's first step to the
+  // last one's last step; each member's own lifetime is contiguous and starts where the
+  // previous member's ends, so the block holds exactly one live member at a time.
+  std::vector<int32_t>& in_place = plan->in_place;
+  in_place.assign(g.values.size(), kNoValue);
+  for (int32_t s = 0; s < n_steps; ++s) {
+    const PlanStep& step = plan->steps[s];
+    if (step.outputs.size() != 1) continue;
+    const uint32_t mask = in_place_inputs(*kernels[step.node]);
+    if (mask == 0 || (mask > 1 && step.inputs.size() != 2)) continue;
+    for (std::size_t k = 0; k < step.inputs.size() && k < 32; ++k) {
+      if ((mask >> k & 1u) == 0) continue;
+      if (!may_run_in_place(g, slots, last, s, step.inputs[k], step.outputs[0])) continue;
+      in_place[step.outputs[0]] = step.inputs[k];
+      break;
+    }
+  }
+  auto root = [&](int32_t v) {
+    while (in_place[v] != kNoValue) v = in_place[v];
+    return v;
+  };
+  std::vector<int32_t> group_last(g.values.size(), -1);
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (slots[v].kind == SlotKind::arena) {
+      const int32_t r = root(static_cast<int32_t>(v));
+      group_last[r] = std::max({group_last[r], last[v], 0});
+    }
 
   std::vector<TensorLifetime> lifetimes;
   std::vector<int32_t> ids;
   for (std::size_t v = 0; v < g.values.size(); ++v) {
-    if (slots[v].kind != SlotKind::arena) continue;
+    if (slots[v].kind != SlotKind::arena || in_place[v] != kNoValue) continue;
     const std::size_t bytes = static_cast<std::size_t>(slots[v].dims.numel()) * dtype_size(slots[v].dtype);
-    lifetimes.push_back(TensorLifetime{bytes, std::max(0, first[v]), std::max(0, last[v])});
+    lifetimes.push_back(TensorLifetime{bytes, std::max(0, first[v]), group_last[v]});
     ids.push_back(static_cast<int32_t>(v));
   }
   if (bound != nullptr && layout_fits_bound(*plan, *bound)) {
-    for (int32_t v : ids) slots[v].offset = bound->slots[v].offset;
+    // The bound's layout, with the bound's in-place pairs (still valid: checked above).
+    in_place = bound->in_place;
+    for (std::size_t v = 0; v < g.values.size(); ++v)
+      if (slots[v].kind == SlotKind::arena) slots[v].offset = bound->slots[v].offset;
     plan->arena_bytes = bound->arena_bytes;
     plan->workspace_bytes = bound->workspace_bytes;
     plan->layout_from_bound = true;
@@ -156,6 +206,8 @@ Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(const Graph& g,
   }
   MemoryPlan mp = plan_memory(lifetimes);
   for (std::size_t i = 0; i < ids.size(); ++i) slots[ids[i]].offset = mp.offsets[i];
+  for (std::size_t v = 0; v < g.values.size(); ++v)
+    if (in_place[v] != kNoValue) slots[v].offset = slots[root(static_cast<int32_t>(v))].offset;
   plan->arena_bytes = mp.arena_bytes;
   return std::shared_ptr<const ShapePlan>(std::move(plan));
 }
@@ -177,6 +229,16 @@ bool layout_fits_bound(const ShapePlan& plan, const ShapePlan& bound) {
     const std::size_t need = static_cast<std::size_t>(a.dims.numel()) * dtype_size(a.dtype);
     const std::size_t have = static_cast<std::size_t>(b.dims.numel()) * dtype_size(b.dtype);
     if (need > have) return false;
+  }
+  // A pair the bound runs in place must still be in place-able: an input of the same dims as
+  // the output (not one broadcast to it, which the output would overwrite before it is read).
+  for (std::size_t v = 0; v < bound.in_place.size(); ++v) {
+    const int32_t in = bound.in_place[v];
+    if (in == kNoValue) continue;
+    const ValueSlot& a = plan.slots[in];
+    const ValueSlot& b = plan.slots[v];
+    if (a.kind != SlotKind::arena || b.kind != SlotKind::arena || a.dtype != b.dtype || !(a.dims == b.dims))
+      return false;
   }
   return true;
 }

@@ -43,6 +43,10 @@ struct ShapePlan {
   std::size_t arena_bytes = 0;
   std::size_t workspace_bytes = 0;
   int folded_nodes = 0;  // nodes evaluated while planning (not in steps)
+  // Per value: the value whose arena memory it reuses because the step producing it runs in
+  // place over it (an elementwise op over an input that dies at that step, see
+  // core/kernels/in_place.h), or kNoValue.
+  std::vector<int32_t> in_place;
   // True when the arena offsets were taken from a bounding plan (see make_shape_plan), so an
   // executor sized for that plan runs this one without growing or moving anything. (False for
   // the bound plan itself, which owns the layout.)
@@ -54,7 +58,8 @@ struct ShapePlan {
 // `bound` (optional) is the plan for the upper bound of every dynamic dim (R8). When the new
 // plan has the same steps as `bound`, every arena value is no larger than in `bound` and the
 // workspace fits, the arena layout of `bound` is reused: a value alive at the same steps with
-// no more bytes cannot overlap anything it did not already avoid. Otherwise (a shape-dependent
+// no more bytes cannot overlap anything it did not already avoid, and every pair of values
+// `bound` runs in place still has equal dims and dtype. Otherwise (a shape-dependent
 // fold changed the steps, or a size is not monotonic in the dims) the plan gets its own layout.
 [[nodiscard]] Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(
     const Graph& graph, std::span<const std::unique_ptr<Kernel>> kernels, std::span<const Dims> input_dims,

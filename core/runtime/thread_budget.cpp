@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/common/buffer.h"
+
 namespace weave {
 
 namespace {
@@ -59,6 +61,13 @@ struct Worker {
 struct Helper {
   Worker* worker;
   uint64_t seq;
+};
+
+// One scratch buffer of the pool. `leased` and `retired` are under Impl::ws_mutex.
+struct Scratch {
+  AlignedBuffer mem;
+  bool leased = false;
+  bool retired = false;  // too small since a reserve_workspace(); freed when given back
 };
 
 int default_threads() {
@@ -113,6 +122,9 @@ struct ThreadBudget::Impl {
         idle.pop_back();
       } else if (static_cast<int>(workers.size()) < budget - 1) {
         workers.push_back(std::make_unique<Worker>());
+        // Room for every worker on the idle list now: a worker going idle late (after its
+        // borrower's run ended, possibly during another executor's run) must not allocate.
+        idle.reserve(workers.size());
         w = workers.back().get();
         // Detached: the budget is never destroyed, and a worker blocked in wake.acquire() at
         // exit holds nothing.
@@ -167,6 +179,95 @@ struct ThreadBudget::Impl {
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<Worker*> idle;
   std::vector<std::unique_ptr<const Parallel>> caps;  // index = cap, 0..kMaxThreads
+
+  // ---- scratch pool (see SlotWorkspace); its own mutex, off the slot hand-out path
+  // Adds a free buffer. ws_free keeps room for every buffer, so giving one back never allocates.
+  void ws_add_locked(std::unique_ptr<Scratch> s) {
+    ws_all.push_back(std::move(s));
+    ws_free.reserve(ws_all.size());
+    ws_free.push_back(ws_all.back().get());
+  }
+
+  // At least `want` usable (not retired) buffers of ws_reserved bytes. Returns whether it
+  // allocated.
+  bool ws_fill_locked(int want) {
+    if (ws_reserved == 0) return false;
+    int usable = 0;
+    for (const auto& s : ws_all) usable += s->retired ? 0 : 1;
+    bool allocated = false;
+    for (; usable < want; ++usable) {
+      ws_add_locked(std::make_unique<Scratch>(Scratch{AlignedBuffer(ws_reserved, /*zero=*/false)}));
+      allocated = true;
+    }
+    return allocated;
+  }
+
+  bool ws_reserve(std::size_t bytes) {
+    std::lock_guard<std::mutex> lock(ws_mutex);
+    bool allocated = false;
+    if (bytes > ws_reserved) {
+      ws_reserved = bytes;
+      for (const auto& s : ws_all) {
+        if (s->mem.size() >= bytes) continue;
+        if (s->leased) {
+          s->retired = true;  // its run may be using it right now; ws_fill_locked replaces it
+        } else {
+          s->mem = AlignedBuffer(bytes, false);
+          allocated = true;
+        }
+      }
+    }
+    // The budget may grow later; set_threads fills up to the new size then.
+    return ws_fill_locked(budget_now.load(std::memory_order_relaxed)) || allocated;
+  }
+
+  Scratch* ws_lease(std::size_t bytes) {
+    std::size_t size = bytes;
+    {
+      std::lock_guard<std::mutex> lock(ws_mutex);
+      // Most recently given back first: its pages are the likeliest to be resident already.
+      for (auto it = ws_free.rbegin(); it != ws_free.rend(); ++it) {
+        Scratch* s = *it;
+        if (s->mem.size() < bytes) continue;
+        ws_free.erase(std::next(it).base());
+        s->leased = true;
+        return s;
+      }
+      size = std::max(size, ws_reserved);
+    }
+    // None free and big enough: a nested run, or scratch nobody reserved. Allocated outside the
+    // lock; it joins the pool and is free for later leases once given back.
+    auto fresh = std::make_unique<Scratch>(Scratch{AlignedBuffer(size, /*zero=*/false)});
+    Scratch* s = fresh.get();
+    s->leased = true;
+    std::lock_guard<std::mutex> lock(ws_mutex);
+    // A reserve_workspace() since the read above may have raised the size everyone gets.
+    s->retired = s->mem.size() < ws_reserved;
+    ws_all.push_back(std::move(fresh));
+    ws_free.reserve(ws_all.size());
+    return s;
+  }
+
+  void ws_give_back(Scratch* s) {
+    std::unique_ptr<Scratch> dead;  // freed after the lock is released
+    std::lock_guard<std::mutex> lock(ws_mutex);
+    s->leased = false;
+    if (!s->retired) {
+      ws_free.push_back(s);  // within the reserved capacity
+      return;
+    }
+    for (auto it = ws_all.begin(); it != ws_all.end(); ++it)
+      if (it->get() == s) {
+        dead = std::move(*it);
+        ws_all.erase(it);
+        break;
+      }
+  }
+
+  mutable std::mutex ws_mutex;
+  std::size_t ws_reserved = 0;
+  std::vector<std::unique_ptr<Scratch>> ws_all;  // every buffer, leased or free
+  std::vector<Scratch*> ws_free;
 };
 
 namespace {
@@ -265,6 +366,11 @@ Status ThreadBudget::set_threads(int threads) {
     return make_error("ThreadBudget::set_threads: ", threads, " is out of range (0 = default, 1..",
                       kMaxThreads, ")");
   if (threads == 0) threads = default_threads();
+  {
+    // Scratch for the new slots before they can be taken.
+    std::lock_guard<std::mutex> ws_lock(impl_->ws_mutex);
+    impl_->ws_fill_locked(threads);
+  }
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->free += threads - impl_->budget;
   impl_->budget = threads;
@@ -280,6 +386,38 @@ int ThreadBudget::busy() const {
 
 const Parallel& ThreadBudget::parallel(int cap) const {
   return *impl_->caps[std::clamp(cap, 0, kMaxThreads)];
+}
+
+bool ThreadBudget::reserve_workspace(std::size_t bytes) {
+  return impl_->ws_reserve(bytes);
+}
+
+std::size_t ThreadBudget::workspace_reserved() const {
+  std::lock_guard<std::mutex> lock(impl_->ws_mutex);
+  return impl_->ws_reserved;
+}
+
+int ThreadBudget::workspace_buffers() const {
+  std::lock_guard<std::mutex> lock(impl_->ws_mutex);
+  return static_cast<int>(impl_->ws_all.size());
+}
+
+std::size_t ThreadBudget::workspace_total_bytes() const {
+  std::lock_guard<std::mutex> lock(impl_->ws_mutex);
+  std::size_t total = 0;
+  for (const auto& s : impl_->ws_all) total += s->mem.size();
+  return total;
+}
+
+SlotWorkspace::SlotWorkspace(std::size_t bytes) {
+  if (bytes == 0) return;
+  Scratch* s = ThreadBudget::global().impl_->ws_lease(bytes);
+  scratch_ = s;
+  span_ = s->mem.span();
+}
+
+SlotWorkspace::~SlotWorkspace() {
+  if (scratch_) ThreadBudget::global().impl_->ws_give_back(static_cast<Scratch*>(scratch_));
 }
 
 ComputeToken::ComputeToken() {

@@ -20,7 +20,21 @@
 // on that thread (the cap of the outer call stays the cap).
 //
 // Worker threads start on first need and live until the process exits.
+//
+// Kernel scratch (RunContext::workspace, e.g. im2col) belongs to the slots, not to executors:
+// the budget keeps a pool of 64-byte-aligned scratch buffers, at least one per slot, each of at
+// least workspace_reserved() bytes. Executor::run() leases one (SlotWorkspace) for the whole
+// inference, right after taking its slot, and gives it back at the end; so an added executor
+// costs its arena only, and B slots cost B scratch buffers however many executors exist.
+// Executor::create and re-planning for a bigger plan call reserve_workspace() (which allocates),
+// so run() never allocates: at most B inferences hold a slot at once and there are at least B
+// buffers big enough. A run nested in another (from inside a kernel, or in a chunk, where the
+// thread works under a slot whose scratch is in use) leases another buffer, a spare that is
+// allocated the first time nesting needs it and kept for later nested runs.
 #pragma once
+
+#include <cstddef>
+#include <span>
 
 #include "core/common/parallel.h"
 #include "core/common/status.h"
@@ -55,6 +69,17 @@ class ThreadBudget {
   // The object lives as long as the process.
   [[nodiscard]] const Parallel& parallel(int cap) const;
 
+  // Grows the scratch of every slot (and of every spare) to at least `bytes`, allocating now
+  // rather than in run(); never shrinks. A buffer leased at this moment is replaced by a new one
+  // and freed when given back. Returns whether anything was allocated.
+  bool reserve_workspace(std::size_t bytes);
+  // The size every slot's scratch has at least: the largest reserve_workspace() so far.
+  [[nodiscard]] std::size_t workspace_reserved() const;
+  // Scratch buffers alive (slots' and spares', leased or not), and their bytes; for statistics
+  // and tests.
+  [[nodiscard]] int workspace_buffers() const;
+  [[nodiscard]] std::size_t workspace_total_bytes() const;
+
   struct Impl;
   ThreadBudget(const ThreadBudget&) = delete;
   ThreadBudget& operator=(const ThreadBudget&) = delete;
@@ -63,6 +88,26 @@ class ThreadBudget {
   ThreadBudget();
   Impl* impl_;  // owned, never freed: workers may still run while static destructors do
   friend class ComputeToken;
+  friend class SlotWorkspace;
+};
+
+// A scratch buffer of the global budget's pool, leased for the scope (see the top of this
+// file): at least `bytes` bytes, 64-byte aligned, used by no other thread or scope until the
+// lease ends. bytes == 0 leases nothing (an empty span). Allocates only when no free buffer is
+// big enough: bytes above workspace_reserved(), or more leases at once than buffers (nesting).
+// Strictly scoped like ComputeToken.
+class SlotWorkspace {
+ public:
+  explicit SlotWorkspace(std::size_t bytes);
+  ~SlotWorkspace();
+  SlotWorkspace(const SlotWorkspace&) = delete;
+  SlotWorkspace& operator=(const SlotWorkspace&) = delete;
+
+  [[nodiscard]] std::span<std::byte> span() const { return span_; }
+
+ private:
+  void* scratch_ = nullptr;  // the pool's buffer record, given back by the destructor
+  std::span<std::byte> span_;
 };
 
 // Holds one compute slot of the global budget for the calling thread while in scope, waiting
