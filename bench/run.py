@@ -329,7 +329,7 @@ def main():
         md += ['## 1. Memory of N instances of one model', '',
                'RSS in MB (VmRSS after every instance has run once, all alive), minus the N = 0 baseline of the '
                'same program. Δ = (RSS(N) − RSS(1)) / (N − 1). weave: `bench_instances mem` (load_factory + '
-               'Executor::create per instance, default zlib artifact); weaveinfer: `bench_gst_instances` '
+               'Executor::create per instance, default-codec artifact); weaveinfer: `bench_gst_instances` '
                '(N elements behind a tee, threads=1); ORT: `bench/ort_sessions.js` (N InferenceSession, 1 thread).', '']
         result['memory'] = {}
         for name in ('resnet18', 'ppocr_rec'):

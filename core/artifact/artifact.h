@@ -24,15 +24,20 @@
 
 namespace weave {
 
-// The params codec used when none is asked for (CLI, weaveinfer's cache, WriteOptions).
+// The params codec used when none is asked for (CLI, weaveinfer's cache, WriteOptions): the
+// float byte planes, each compressed on its own. zstd-planes (builds with zstd) stores trained
+// weights at ~0.86x of the ONNX file and loads in under 2x the time of an uncompressed artifact;
+// without zstd, zlib-planes is as small and loads 2-3x slower (docs/performance.md).
+#ifdef WEAVE_HAVE_ZSTD
+inline constexpr std::string_view kDefaultCodec = "zstd-planes";
+#else
 inline constexpr std::string_view kDefaultCodec = "zlib-planes";
+#endif
 
 struct WriteOptions {
   // Codec for params of at least 1 KiB; a param that does not shrink is stored with "none".
   // Any name in CodecRegistry::global(): "none", "zlib", "zlib-shuffle", "zlib-planes", "lz4",
-  // "zstd", "zstd-planes", or yours. The default, "zlib-planes", is deflate over the byte planes
-  // of the weights: always available and ~0.86x of the ONNX file on trained models, where plain
-  // "zlib" gives ~0.93x (docs/performance.md).
+  // "zstd", "zstd-planes", or yours. Default: kDefaultCodec.
   std::string codec = std::string(kDefaultCodec);
   int level = -1;            // -1: the codec's default
   bool strip_names = false;  // omit the NameMap section

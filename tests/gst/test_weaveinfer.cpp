@@ -181,7 +181,11 @@ GST_START_TEST(test_properties) {
   fail_unless_equals_int(threads, 0);
   fail_unless_equals_int(qs, 4);
   fail_unless_equals_int(leaky, 0);
-  fail_unless_equals_int(comp, 4);  // zlib-planes, the default codec
+#ifdef WEAVE_HAVE_ZSTD
+  fail_unless_equals_int(comp, 5);  // zstd-planes, the default codec
+#else
+  fail_unless_equals_int(comp, 4);  // zlib-planes, the default without zstd
+#endif
   gst_util_set_object_arg(G_OBJECT(e), "compression", "zstd");
   gst_util_set_object_arg(G_OBJECT(e), "leaky", "downstream");
   g_object_set(e, "threads", 2, "queue-size", 9, "cache-dir", "/tmp/somewhere", nullptr);
