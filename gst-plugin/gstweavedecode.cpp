@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "caps/tensor_caps.h"
 #include "core/vision/decoder.h"
 #include "core/vision/json.h"
 #include "core/vision/labels.h"
@@ -122,26 +123,6 @@ const char* mode_nick(int mode) {
   return nick;
 }
 
-// Tensor caps -> dtype and concrete dims; false if the shape is not a fixed int array.
-bool parse_tensor_caps(GstCaps* caps, weave::DType& dtype, weave::Dims& dims) {
-  const GstStructure* s = gst_caps_get_structure(caps, 0);
-  const char* dt = gst_structure_get_string(s, "dtype");
-  const GValue* shape = gst_structure_get_value(s, "shape");
-  if (dt == nullptr || shape == nullptr || !GST_VALUE_HOLDS_ARRAY(shape)) return false;
-  const auto parsed = weave::dtype_from_name(dt);
-  if (!parsed) return false;
-  const guint rank = gst_value_array_get_size(shape);
-  if (rank == 0 || rank > static_cast<guint>(weave::kMaxRank)) return false;
-  dims = weave::Dims();
-  for (guint i = 0; i < rank; ++i) {
-    const GValue* d = gst_value_array_get_value(shape, i);
-    if (!G_VALUE_HOLDS_INT(d) || g_value_get_int(d) < 0) return false;
-    dims.push_back(g_value_get_int(d));
-  }
-  dtype = *parsed;
-  return true;
-}
-
 GstStructure* result_structure(const char* mode, GstClockTime pts, const wv::DecodeResult& r) {
   GValue labels = G_VALUE_INIT, scores = G_VALUE_INIT, ids = G_VALUE_INIT;
   gst_value_array_init(&labels, r.classes.size());
@@ -228,14 +209,15 @@ static gboolean gst_weave_decode_set_caps(GstBaseTransform* bt, GstCaps* incaps,
   DecodeState& s = st(bt);
   std::unique_lock lock(s.lock);
   s.caps_ok = false;
-  weave::DType dtype{};
-  weave::Dims dims;
-  if (!parse_tensor_caps(incaps, dtype, dims)) {
+  auto tensor = weave::caps::parse_fixed_caps(incaps);
+  if (!tensor) {
     lock.unlock();
-    GST_ELEMENT_ERROR(bt, STREAM, FORMAT, ("weavedecode: caps need a known dtype and a fixed shape"),
+    GST_ELEMENT_ERROR(bt, STREAM, FORMAT, ("weavedecode: %s", tensor.message().c_str()),
                       ("caps: %" GST_PTR_FORMAT, incaps));
     return FALSE;
   }
+  const weave::DType dtype = tensor->dtype;
+  const weave::Dims dims = tensor->dims;
   if (!s.decoder) return FALSE;
   if (auto ok = s.decoder->accepts(dtype, dims); !ok) {
     lock.unlock();
