@@ -1,10 +1,11 @@
 // bench_instances: "many instances, one set of weights" in one process, through the public API.
 //
-//   bench_instances mem MODEL N [--shape NAME=DIMS ...]
+//   bench_instances mem MODEL N [--shape NAME=DIMS ...] [--lend]
 //       N executors of MODEL, each obtained the normal way (load_factory -> FactoryCache, then
 //       Executor::create), each run once, all alive at once; prints one JSON line with the
 //       process's peak and current RSS. N = 0 loads nothing: the baseline of this binary.
-//       Run each N in a fresh process so peaks do not carry over.
+//       Run each N in a fresh process so peaks do not carry over. --lend creates the executors
+//       with ExecutorOptions::lend_arena (no arena each; the slots lend theirs).
 //
 //   bench_instances setup MODEL [--shape NAME=DIMS ...] [--reps R] [--run-reps K]
 //       Time to first output of the first instance (cold: load + read/compile + plan + first
@@ -28,12 +29,13 @@ struct Args {
   std::string cmd, model;
   int n = 1;
   int reps = 500, run_reps = 5;
+  bool lend = false;  // ExecutorOptions::lend_arena: executors lease their compute slot's arena
   std::map<std::string, Shape> shapes;
 };
 
 Args parse(int argc, char** argv) {
   if (argc < 3)
-    die("usage: bench_instances mem MODEL N [--shape NAME=DIMS] | setup MODEL [--shape NAME=DIMS] [--reps R] "
+    die("usage: bench_instances mem MODEL N [--shape NAME=DIMS] [--lend] | setup MODEL [--shape NAME=DIMS] [--reps R] "
         "[--run-reps K]");
   Args a;
   a.cmd = argv[1];
@@ -46,6 +48,10 @@ Args parse(int argc, char** argv) {
   }
   for (; i < argc; ++i) {
     const std::string k = argv[i];
+    if (k == "--lend") {
+      a.lend = true;
+      continue;
+    }
     if (i + 1 >= argc) die("bench_instances: " + k + " needs a value");
     const std::string v = argv[++i];
     if (k == "--shape") {
@@ -109,7 +115,9 @@ int run_mem(const Args& a) {
       j["after_load"] = memory_json(read_proc_memory());
       j["param_bytes"] = f->param_bytes();
     }
-    auto ex = Executor::create(f);
+    ExecutorOptions eo;
+    eo.lend_arena = a.lend;
+    auto ex = Executor::create(f, eo);
     if (!ex) die("bench_instances: " + ex.message());
     first_run(*ex, inputs);
     executors.push_back(std::move(*ex));
@@ -124,6 +132,10 @@ int run_mem(const Args& a) {
   // The budget's scratch, once per slot whatever N is (pages touched only by slots that ran).
   j["slot_workspace_bytes"] = ThreadBudget::global().workspace_total_bytes();
   j["slot_workspace_buffers"] = ThreadBudget::global().workspace_buffers();
+  // With --lend: the arenas the slots lend (executors own none, arena_bytes is 0).
+  j["lend"] = a.lend;
+  j["slot_arena_bytes"] = ThreadBudget::global().arena_total_bytes();
+  j["slot_arena_buffers"] = ThreadBudget::global().arena_buffers();
   j["cache_hits"] = FactoryCache::global().hits();
   j["cache_misses"] = FactoryCache::global().misses();
   j["factories_alive"] = FactoryCache::global().live();

@@ -1223,6 +1223,9 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   }
   weave::ExecutorOptions eo;
   eo.threads = threads;  // a cap on this instance's share of the process-wide budget
+  // Inputs and outputs are bound every frame, so the intermediates need to exist only while a
+  // frame computes: lease the compute slot's arena then, and N idle elements cost no arena each.
+  eo.lend_arena = true;
   eo.log = [self](std::string_view m) { GST_INFO_OBJECT(self, "%.*s", static_cast<int>(m.size()), m.data()); };
   auto ex = weave::Executor::create(impl->factory, eo);
   if (!ex) {

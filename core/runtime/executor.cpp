@@ -58,6 +58,7 @@ Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, Exec
   ex.bound_out_.resize(static_cast<std::size_t>(f.num_outputs()));
   ex.value_ptr_.assign(g.values.size(), nullptr);
   ex.copy_out_.reserve(static_cast<std::size_t>(f.num_outputs()));
+  if (ex.lending()) ex.own_out_.resize(static_cast<std::size_t>(f.num_outputs()));
   ex.seen_plans_.reserve(kSeenPlans);
   std::vector<Dims> dims;
   if (f.default_input_dims(dims))
@@ -67,7 +68,8 @@ Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, Exec
   if (auto bound = f.bound_plan()) {
     // Everything any in-bound shape needs is allocated now (R8): the arena and (in the slots) the workspace
     // of the bound, a parking buffer per input for its largest dims, and room for every view.
-    ex.arena_ = AlignedBuffer(bound->arena_bytes, /*zero=*/false);
+    ex.reserve_arena(bound->arena_bytes);
+    ex.size_outputs(*bound);
     ex.reserve_workspace(bound->workspace_bytes);
     for (std::size_t i = 0; i < n_in; ++i)
       ex.park_[i] = AlignedBuffer(slot_bytes(bound->slots[g.inputs[i]]), false);
@@ -100,6 +102,30 @@ void Executor::reserve_workspace(std::size_t bytes) {
   if (grew) ++stats_.arena_growths;
 }
 
+void Executor::reserve_arena(std::size_t bytes) {
+  if (lending()) {
+    if (bytes <= lent_reserved_) return;
+    const bool grew = lent_reserved_ > 0;
+    lent_reserved_ = bytes;
+    if (ThreadBudget::global().reserve_arena(bytes) && grew) ++stats_.arena_growths;
+    return;
+  }
+  if (arena_.size() >= bytes) return;
+  if (arena_.size() > 0) ++stats_.arena_growths;
+  arena_ = AlignedBuffer(bytes, /*zero=*/false);
+}
+
+void Executor::size_outputs(const ShapePlan& plan) {
+  if (!lending()) return;
+  const Graph& g = factory_->graph();
+  for (std::size_t k = 0; k < own_out_.size(); ++k) {
+    const ValueSlot& s = plan.slots[g.outputs[k]];
+    if (s.kind != SlotKind::arena || own_out_[k].size() >= slot_bytes(s)) continue;
+    own_out_[k] = AlignedBuffer(slot_bytes(s), /*zero=*/false);
+    views_dirty_ = true;
+  }
+}
+
 void Executor::log(std::string_view message) const {
   if (options_.log) options_.log(message);
 }
@@ -123,7 +149,7 @@ void Executor::park(int index, const void* data, const Dims& dims) {
 Status Executor::use_plan(std::shared_ptr<const ShapePlan> plan) {
   if (plan == plan_) return {};
   const Graph& g = factory_->graph();
-  const bool grow_arena = arena_.size() < plan->arena_bytes;
+  const bool grow_arena = !lending() && arena_.size() < plan->arena_bytes;
   if (plan_) {
     // Inputs already in the arena stay valid when the new plan keeps them at the same place
     // (always so for plans sharing the factory's bound layout); others are parked and placed
@@ -142,10 +168,8 @@ Status Executor::use_plan(std::shared_ptr<const ShapePlan> plan) {
     ++stats_.plan_switches;
   }
   plan_ = std::move(plan);
-  if (grow_arena) {
-    if (arena_.size() > 0) ++stats_.arena_growths;
-    arena_ = AlignedBuffer(plan_->arena_bytes, /*zero=*/false);
-  }
+  reserve_arena(plan_->arena_bytes);
+  size_outputs(*plan_);
   reserve_workspace(plan_->workspace_bytes);
   // Rows of another plan's steps would be mislabelled.
   profile_.clear();
@@ -156,7 +180,7 @@ Status Executor::use_plan(std::shared_ptr<const ShapePlan> plan) {
 ConstTensorView Executor::slot_view(int32_t v) const {
   const ValueSlot& s = plan_->slots[v];
   const void* data = value_ptr_[v] != nullptr    ? value_ptr_[v]
-                     : s.kind == SlotKind::arena ? static_cast<const void*>(arena_.data() + s.offset)
+                     : s.kind == SlotKind::arena ? static_cast<const void*>(arena_base() + s.offset)
                                                  : s.data;
   return ConstTensorView{data, s.dtype, s.dims};
 }
@@ -211,6 +235,14 @@ Status Executor::set_input(int index, ConstTensorView value) {
     views_dirty_ = true;
   }
   pending_dims_[i] = value.dims;
+  if (lending()) {
+    // No arena to copy into between runs: the input's own buffer, bound like bind_input.
+    park(index, value.data, value.dims);
+    input_state_[i] = InputState::bound;
+    bound_in_[i] = ConstTensorView{park_[i].data(), value.dtype, value.dims};
+    views_dirty_ = true;
+    return {};
+  }
   if (plan_ && plan_->input_dims[i] == value.dims) {
     const ValueSlot& s = plan_->slots[factory_->graph().inputs[i]];
     if (value.bytes()) std::memcpy(arena_.data() + s.offset, value.data, value.bytes());
@@ -397,6 +429,18 @@ Status Executor::resolve_bindings() {
     else
       copy_out_.push_back(static_cast<int>(k));
   }
+  if (lending()) {
+    // The lent arena is gone after run(): outputs nobody bound live in the executor's own
+    // buffers, written in place by their step (after the bound ones, which win a shared value).
+    for (std::size_t k = 0; k < bound_out_.size(); ++k) {
+      if (bound_out_[k].present()) continue;
+      const int32_t v = g.outputs[k];
+      const ValueSlot& s = plan_->slots[v];
+      if (s.kind == SlotKind::arena && g.values[v].kind != ValueKind::input && value_ptr_[v] == nullptr &&
+          slot_bytes(s) > 0)
+        value_ptr_[v] = own_out_[k].data();
+    }
+  }
   bind_views();
   views_dirty_ = false;
   return {};
@@ -419,6 +463,13 @@ Status Executor::run() {
   // one's kernel or chunk), or the private one with a private `parallel`.
   const SlotWorkspace slot_ws(options_.parallel ? 0 : plan_->workspace_bytes);
   const std::span<std::byte> workspace = options_.parallel ? workspace_.span() : slot_ws.span();
+  // With lend_arena: the slot's arena (a spare when nested). Views point into the last run's
+  // lease, so they are re-pointed only when this lease is another buffer (no allocation).
+  const SlotArena lent(lending() ? plan_->arena_bytes : 0);
+  if (lending() && lent.span().data() != lent_base_) {
+    lent_base_ = lent.span().data();
+    bind_views();
+  }
   const Parallel& par =
       options_.parallel ? *options_.parallel : ThreadBudget::global().parallel(options_.threads);
   const auto& steps = plan_->steps;

@@ -13,6 +13,8 @@
 // its own: run() leases the scratch of the compute slot it runs on from the process-wide budget
 // (SlotWorkspace in core/runtime/thread_budget.h), which create() and re-planning size up front.
 // Only an executor with a private `parallel` keeps a scratch buffer of its own.
+// With ExecutorOptions::lend_arena the arena is not its own either: run() leases the slot's
+// arena (SlotArena) the same way, and the executor keeps only its inputs' and outputs' buffers.
 //
 // Zero-copy (R7):  ex.bind_input("x", caller_view);  ex.bind_output("y", caller_view);  ex.run();
 // Kernels then read the caller's input and write the caller's output buffer directly. See
@@ -49,6 +51,15 @@ struct ExecutorOptions {
   // A cap, not a pool: run() holds one slot of the budget (waiting while all are taken) and
   // kernels borrow up to threads - 1 more only if they are idle.
   int threads = 0;
+  // Lend the arena instead of owning one, so that idle executors cost almost nothing: the
+  // executor owns no arena of intermediates (arena_bytes() == 0); run() leases one from the
+  // compute slot it runs on (SlotArena in core/runtime/thread_budget.h, reserved up front by
+  // create() and re-planning, so run() still never allocates) and gives it back when it returns.
+  // So set_input copies into the executor's per-input buffers (bound like bind_input), and
+  // outputs nobody bound are written in place into executor-owned output buffers sized when
+  // planning, so output() stays valid after run(). Bound inputs and outputs work as without it.
+  // With a private `parallel` (no budget slot) the executor falls back to an owned arena.
+  bool lend_arena = false;
 };
 
 // Tensor copies the executor made (R7). Copies of the caller's tensors are what zero-copy
@@ -181,10 +192,21 @@ class Executor {
   CopyStats pending_copies_;  // copies made since the last run, charged to the next
   // Grows the scratch the plan's kernels need: the slots' (budget) or the private one.
   void reserve_workspace(std::size_t bytes);
+  // Whether the arena is lent by the budget (lend_arena on the budget, not a private pool).
+  [[nodiscard]] bool lending() const { return options_.lend_arena && !options_.parallel; }
+  // Owns the arena of `bytes`, or with lending() makes sure the budget's arenas are that big.
+  void reserve_arena(std::size_t bytes);
+  // With lending(): grows the own output buffers to the plan's output sizes.
+  void size_outputs(const ShapePlan& plan);
+  std::size_t lent_reserved_ = 0;  // arena bytes this lending executor made sure of
+  // Start of the arena the views point into: the owned one, or the one leased by the last run.
+  [[nodiscard]] const std::byte* arena_base() const { return lending() ? lent_base_ : arena_.data(); }
 
   AlignedBuffer arena_;
-  AlignedBuffer workspace_;      // private scratch, only with options_.parallel
-  std::size_t ws_reserved_ = 0;  // scratch bytes this executor made sure of
+  std::byte* lent_base_ = nullptr;      // with lending(): the arena leased by the current/last run
+  std::vector<AlignedBuffer> own_out_;  // with lending(): where unbound outputs are written
+  AlignedBuffer workspace_;             // private scratch, only with options_.parallel
+  std::size_t ws_reserved_ = 0;         // scratch bytes this executor made sure of
   // Per step, resolved views; step s uses in_views_[in_begin_[s] .. in_begin_[s+1]).
   std::vector<ConstTensorView> in_views_;
   std::vector<TensorView> out_views_;

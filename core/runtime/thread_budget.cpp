@@ -63,11 +63,103 @@ struct Helper {
   uint64_t seq;
 };
 
-// One scratch buffer of the pool. `leased` and `retired` are under Impl::ws_mutex.
+// One buffer of a pool. `leased` and `retired` are under ScratchPool::ws_mutex.
 struct Scratch {
   AlignedBuffer mem;
   bool leased = false;
   bool retired = false;  // too small since a reserve_workspace(); freed when given back
+};
+
+// A pool of 64-byte-aligned buffers, at least one per slot (see SlotWorkspace / SlotArena); its
+// own mutex, off the slot hand-out path. The budget has two: kernel scratch and lent arenas.
+struct ScratchPool {
+  // Adds a free buffer. ws_free keeps room for every buffer, so giving one back never allocates.
+  void ws_add_locked(std::unique_ptr<Scratch> s) {
+    ws_all.push_back(std::move(s));
+    ws_free.reserve(ws_all.size());
+    ws_free.push_back(ws_all.back().get());
+  }
+
+  // At least `want` usable (not retired) buffers of ws_reserved bytes. Returns whether it
+  // allocated.
+  bool ws_fill_locked(int want) {
+    if (ws_reserved == 0) return false;
+    int usable = 0;
+    for (const auto& s : ws_all) usable += s->retired ? 0 : 1;
+    bool allocated = false;
+    for (; usable < want; ++usable) {
+      ws_add_locked(std::make_unique<Scratch>(Scratch{AlignedBuffer(ws_reserved, /*zero=*/false)}));
+      allocated = true;
+    }
+    return allocated;
+  }
+
+  bool ws_reserve(std::size_t bytes, int budget) {
+    std::lock_guard<std::mutex> lock(ws_mutex);
+    bool allocated = false;
+    if (bytes > ws_reserved) {
+      ws_reserved = bytes;
+      for (const auto& s : ws_all) {
+        if (s->mem.size() >= bytes) continue;
+        if (s->leased) {
+          s->retired = true;  // its run may be using it right now; ws_fill_locked replaces it
+        } else {
+          s->mem = AlignedBuffer(bytes, false);
+          allocated = true;
+        }
+      }
+    }
+    // The budget may grow later; set_threads fills up to the new size then.
+    return ws_fill_locked(budget) || allocated;
+  }
+
+  Scratch* ws_lease(std::size_t bytes) {
+    std::size_t size = bytes;
+    {
+      std::lock_guard<std::mutex> lock(ws_mutex);
+      // Most recently given back first: its pages are the likeliest to be resident already.
+      for (auto it = ws_free.rbegin(); it != ws_free.rend(); ++it) {
+        Scratch* s = *it;
+        if (s->mem.size() < bytes) continue;
+        ws_free.erase(std::next(it).base());
+        s->leased = true;
+        return s;
+      }
+      size = std::max(size, ws_reserved);
+    }
+    // None free and big enough: a nested run, or scratch nobody reserved. Allocated outside the
+    // lock; it joins the pool and is free for later leases once given back.
+    auto fresh = std::make_unique<Scratch>(Scratch{AlignedBuffer(size, /*zero=*/false)});
+    Scratch* s = fresh.get();
+    s->leased = true;
+    std::lock_guard<std::mutex> lock(ws_mutex);
+    // A reserve_workspace() since the read above may have raised the size everyone gets.
+    s->retired = s->mem.size() < ws_reserved;
+    ws_all.push_back(std::move(fresh));
+    ws_free.reserve(ws_all.size());
+    return s;
+  }
+
+  void ws_give_back(Scratch* s) {
+    std::unique_ptr<Scratch> dead;  // freed after the lock is released
+    std::lock_guard<std::mutex> lock(ws_mutex);
+    s->leased = false;
+    if (!s->retired) {
+      ws_free.push_back(s);  // within the reserved capacity
+      return;
+    }
+    for (auto it = ws_all.begin(); it != ws_all.end(); ++it)
+      if (it->get() == s) {
+        dead = std::move(*it);
+        ws_all.erase(it);
+        break;
+      }
+  }
+
+  mutable std::mutex ws_mutex;
+  std::size_t ws_reserved = 0;
+  std::vector<std::unique_ptr<Scratch>> ws_all;  // every buffer, leased or free
+  std::vector<Scratch*> ws_free;
 };
 
 int default_threads() {
@@ -180,94 +272,8 @@ struct ThreadBudget::Impl {
   std::vector<Worker*> idle;
   std::vector<std::unique_ptr<const Parallel>> caps;  // index = cap, 0..kMaxThreads
 
-  // ---- scratch pool (see SlotWorkspace); its own mutex, off the slot hand-out path
-  // Adds a free buffer. ws_free keeps room for every buffer, so giving one back never allocates.
-  void ws_add_locked(std::unique_ptr<Scratch> s) {
-    ws_all.push_back(std::move(s));
-    ws_free.reserve(ws_all.size());
-    ws_free.push_back(ws_all.back().get());
-  }
-
-  // At least `want` usable (not retired) buffers of ws_reserved bytes. Returns whether it
-  // allocated.
-  bool ws_fill_locked(int want) {
-    if (ws_reserved == 0) return false;
-    int usable = 0;
-    for (const auto& s : ws_all) usable += s->retired ? 0 : 1;
-    bool allocated = false;
-    for (; usable < want; ++usable) {
-      ws_add_locked(std::make_unique<Scratch>(Scratch{AlignedBuffer(ws_reserved, /*zero=*/false)}));
-      allocated = true;
-    }
-    return allocated;
-  }
-
-  bool ws_reserve(std::size_t bytes) {
-    std::lock_guard<std::mutex> lock(ws_mutex);
-    bool allocated = false;
-    if (bytes > ws_reserved) {
-      ws_reserved = bytes;
-      for (const auto& s : ws_all) {
-        if (s->mem.size() >= bytes) continue;
-        if (s->leased) {
-          s->retired = true;  // its run may be using it right now; ws_fill_locked replaces it
-        } else {
-          s->mem = AlignedBuffer(bytes, false);
-          allocated = true;
-        }
-      }
-    }
-    // The budget may grow later; set_threads fills up to the new size then.
-    return ws_fill_locked(budget_now.load(std::memory_order_relaxed)) || allocated;
-  }
-
-  Scratch* ws_lease(std::size_t bytes) {
-    std::size_t size = bytes;
-    {
-      std::lock_guard<std::mutex> lock(ws_mutex);
-      // Most recently given back first: its pages are the likeliest to be resident already.
-      for (auto it = ws_free.rbegin(); it != ws_free.rend(); ++it) {
-        Scratch* s = *it;
-        if (s->mem.size() < bytes) continue;
-        ws_free.erase(std::next(it).base());
-        s->leased = true;
-        return s;
-      }
-      size = std::max(size, ws_reserved);
-    }
-    // None free and big enough: a nested run, or scratch nobody reserved. Allocated outside the
-    // lock; it joins the pool and is free for later leases once given back.
-    auto fresh = std::make_unique<Scratch>(Scratch{AlignedBuffer(size, /*zero=*/false)});
-    Scratch* s = fresh.get();
-    s->leased = true;
-    std::lock_guard<std::mutex> lock(ws_mutex);
-    // A reserve_workspace() since the read above may have raised the size everyone gets.
-    s->retired = s->mem.size() < ws_reserved;
-    ws_all.push_back(std::move(fresh));
-    ws_free.reserve(ws_all.size());
-    return s;
-  }
-
-  void ws_give_back(Scratch* s) {
-    std::unique_ptr<Scratch> dead;  // freed after the lock is released
-    std::lock_guard<std::mutex> lock(ws_mutex);
-    s->leased = false;
-    if (!s->retired) {
-      ws_free.push_back(s);  // within the reserved capacity
-      return;
-    }
-    for (auto it = ws_all.begin(); it != ws_all.end(); ++it)
-      if (it->get() == s) {
-        dead = std::move(*it);
-        ws_all.erase(it);
-        break;
-      }
-  }
-
-  mutable std::mutex ws_mutex;
-  std::size_t ws_reserved = 0;
-  std::vector<std::unique_ptr<Scratch>> ws_all;  // every buffer, leased or free
-  std::vector<Scratch*> ws_free;
+  ScratchPool ws;     // kernel scratch (SlotWorkspace)
+  ScratchPool arena;  // arenas lent to executors (SlotArena)
 };
 
 namespace {
@@ -366,10 +372,10 @@ Status ThreadBudget::set_threads(int threads) {
     return make_error("ThreadBudget::set_threads: ", threads, " is out of range (0 = default, 1..",
                       kMaxThreads, ")");
   if (threads == 0) threads = default_threads();
-  {
-    // Scratch for the new slots before they can be taken.
-    std::lock_guard<std::mutex> ws_lock(impl_->ws_mutex);
-    impl_->ws_fill_locked(threads);
+  // Scratch and arenas for the new slots before they can be taken.
+  for (ScratchPool* pool : {&impl_->ws, &impl_->arena}) {
+    std::lock_guard<std::mutex> pool_lock(pool->ws_mutex);
+    pool->ws_fill_locked(threads);
   }
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->free += threads - impl_->budget;
@@ -388,36 +394,79 @@ const Parallel& ThreadBudget::parallel(int cap) const {
   return *impl_->caps[std::clamp(cap, 0, kMaxThreads)];
 }
 
+namespace {
+
+std::size_t pool_reserved(const ScratchPool& p) {
+  std::lock_guard<std::mutex> lock(p.ws_mutex);
+  return p.ws_reserved;
+}
+
+int pool_buffers(const ScratchPool& p) {
+  std::lock_guard<std::mutex> lock(p.ws_mutex);
+  return static_cast<int>(p.ws_all.size());
+}
+
+std::size_t pool_total_bytes(const ScratchPool& p) {
+  std::lock_guard<std::mutex> lock(p.ws_mutex);
+  std::size_t total = 0;
+  for (const auto& s : p.ws_all) total += s->mem.size();
+  return total;
+}
+
+}  // namespace
+
 bool ThreadBudget::reserve_workspace(std::size_t bytes) {
-  return impl_->ws_reserve(bytes);
+  return impl_->ws.ws_reserve(bytes, impl_->budget_now.load(std::memory_order_relaxed));
 }
 
 std::size_t ThreadBudget::workspace_reserved() const {
-  std::lock_guard<std::mutex> lock(impl_->ws_mutex);
-  return impl_->ws_reserved;
+  return pool_reserved(impl_->ws);
 }
 
 int ThreadBudget::workspace_buffers() const {
-  std::lock_guard<std::mutex> lock(impl_->ws_mutex);
-  return static_cast<int>(impl_->ws_all.size());
+  return pool_buffers(impl_->ws);
 }
 
 std::size_t ThreadBudget::workspace_total_bytes() const {
-  std::lock_guard<std::mutex> lock(impl_->ws_mutex);
-  std::size_t total = 0;
-  for (const auto& s : impl_->ws_all) total += s->mem.size();
-  return total;
+  return pool_total_bytes(impl_->ws);
+}
+
+bool ThreadBudget::reserve_arena(std::size_t bytes) {
+  return impl_->arena.ws_reserve(bytes, impl_->budget_now.load(std::memory_order_relaxed));
+}
+
+std::size_t ThreadBudget::arena_reserved() const {
+  return pool_reserved(impl_->arena);
+}
+
+int ThreadBudget::arena_buffers() const {
+  return pool_buffers(impl_->arena);
+}
+
+std::size_t ThreadBudget::arena_total_bytes() const {
+  return pool_total_bytes(impl_->arena);
 }
 
 SlotWorkspace::SlotWorkspace(std::size_t bytes) {
   if (bytes == 0) return;
-  Scratch* s = ThreadBudget::global().impl_->ws_lease(bytes);
+  Scratch* s = ThreadBudget::global().impl_->ws.ws_lease(bytes);
   scratch_ = s;
   span_ = s->mem.span();
 }
 
 SlotWorkspace::~SlotWorkspace() {
-  if (scratch_) ThreadBudget::global().impl_->ws_give_back(static_cast<Scratch*>(scratch_));
+  if (scratch_) ThreadBudget::global().impl_->ws.ws_give_back(static_cast<Scratch*>(scratch_));
+}
+
+SlotArena::SlotArena(std::size_t bytes) {
+  if (bytes == 0) return;
+  Scratch* s = ThreadBudget::global().impl_->arena.ws_lease(bytes);
+  scratch_ = s;
+  span_ = s->mem.span();
+}
+
+SlotArena::~SlotArena() {
+  if (scratch_) ThreadBudget::global().impl_->arena.ws_give_back(static_cast<Scratch*>(scratch_));
 }
 
 ComputeToken::ComputeToken() {

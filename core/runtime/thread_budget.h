@@ -80,6 +80,14 @@ class ThreadBudget {
   [[nodiscard]] int workspace_buffers() const;
   [[nodiscard]] std::size_t workspace_total_bytes() const;
 
+  // The same for the arenas lent to executors with ExecutorOptions::lend_arena (SlotArena): a
+  // second pool, at least one buffer per slot of at least arena_reserved() bytes, so N idle
+  // lending executors of a model cost no arena each, and B slots cost B arenas.
+  bool reserve_arena(std::size_t bytes);
+  [[nodiscard]] std::size_t arena_reserved() const;
+  [[nodiscard]] int arena_buffers() const;
+  [[nodiscard]] std::size_t arena_total_bytes() const;
+
   struct Impl;
   ThreadBudget(const ThreadBudget&) = delete;
   ThreadBudget& operator=(const ThreadBudget&) = delete;
@@ -89,6 +97,7 @@ class ThreadBudget {
   Impl* impl_;  // owned, never freed: workers may still run while static destructors do
   friend class ComputeToken;
   friend class SlotWorkspace;
+  friend class SlotArena;
 };
 
 // A scratch buffer of the global budget's pool, leased for the scope (see the top of this
@@ -107,6 +116,22 @@ class SlotWorkspace {
 
  private:
   void* scratch_ = nullptr;  // the pool's buffer record, given back by the destructor
+  std::span<std::byte> span_;
+};
+
+// An arena of the global budget's arena pool, leased for the scope exactly as SlotWorkspace leases
+// scratch (same rules: reserved up front by reserve_arena, a spare for nested runs).
+class SlotArena {
+ public:
+  explicit SlotArena(std::size_t bytes);
+  ~SlotArena();
+  SlotArena(const SlotArena&) = delete;
+  SlotArena& operator=(const SlotArena&) = delete;
+
+  [[nodiscard]] std::span<std::byte> span() const { return span_; }
+
+ private:
+  void* scratch_ = nullptr;
   std::span<std::byte> span_;
 };
 

@@ -16,6 +16,7 @@
 
 #include "core/runtime/executor.h"
 #include "core/runtime/factory.h"
+#include "core/runtime/thread_budget.h"
 #include "core/runtime/thread_pool.h"
 #include "tests/runtime/runtime_graphs.h"
 
@@ -250,4 +251,48 @@ BOOST_AUTO_TEST_CASE(runs_on_a_thread_pool_allocate_nothing_either) {
   const int64_t allocs = allocs_after_warm_up(*ex, x, 3);
   BOOST_TEST(allocs == 0);
   BOOST_TEST_MESSAGE("allocations over 18 runs on a 2-thread pool: " << allocs);
+}
+
+BOOST_AUTO_TEST_CASE(a_lending_executor_alternating_shapes_allocates_nothing) {
+  auto f = bounded_factory();
+  ExecutorOptions eo;
+  eo.lend_arena = true;
+  auto ex = Executor::create(f, eo);
+  BOOST_TEST_REQUIRE(ex.ok());
+  BOOST_TEST(ex->arena_bytes() == 0u);
+  BOOST_TEST(ThreadBudget::global().arena_reserved() >= f->bound_plan()->arena_bytes);
+  const std::vector<float> x = weave::test::ramp(128);
+  std::vector<std::vector<float>> want(std::size(kShapes));
+  for (std::size_t k = 0; k < std::size(kShapes); ++k) {
+    std::vector<float> relu;
+    weave::test::conv_graph_reference(
+        std::vector<float>(x.begin(), x.begin() + 2 * kShapes[k].h * kShapes[k].w), kShapes[k].h,
+        kShapes[k].w, relu, want[k]);
+  }
+  for (const Shape2& s : kShapes) {
+    BOOST_TEST_REQUIRE(
+        ex->set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok());
+    BOOST_TEST_REQUIRE(ex->run().ok());
+  }
+  bool all_ok = true, all_right = true;
+  const uint64_t before = g_allocs.load();
+  for (int round = 0; round < 3; ++round)
+    for (std::size_t i = 0; i < std::size(kShapes); ++i) {
+      const std::size_t k = (i * (round + 1) + round) % std::size(kShapes);
+      const Shape2& s = kShapes[k];
+      all_ok =
+          all_ok && ex->set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok();
+      all_ok = all_ok && ex->run().ok();
+      auto y = ex->output(0);
+      all_ok = all_ok && y.ok();
+      for (std::size_t j = 0; all_ok && j < want[k].size(); ++j)
+        all_right = all_right && std::fabs(y->as<float>()[j] - want[k][j]) < 1e-5f;
+    }
+  const uint64_t allocs = g_allocs.load() - before;
+  BOOST_TEST(all_ok);
+  BOOST_TEST(all_right);
+  BOOST_TEST(allocs == 0u);
+  BOOST_TEST_MESSAGE("allocations over 18 lending runs alternating 6 in-bound shapes: " << allocs);
+  BOOST_TEST(ex->arena_bytes() == 0u);
+  BOOST_TEST(ex->stats().arena_growths == 0u);
 }
