@@ -311,3 +311,47 @@ BOOST_AUTO_TEST_CASE(nested_runs_in_chunks_use_their_own_scratch) {
   for (std::byte v : outer.span()) untouched = untouched && std::to_integer<int>(v) == 0x33;
   BOOST_TEST(untouched);
 }
+
+// The same for arenas lent by the budget (ExecutorOptions::lend_arena): lending executors nested
+// in chunks lease spare arenas, never the one the outer run holds, and own none themselves.
+BOOST_AUTO_TEST_CASE(nested_lending_runs_in_chunks_use_their_own_arena) {
+  BudgetOf budget(2);
+  const auto f = stem_factory(32, 32);
+  const auto x = noise(3 * 32 * 32, 5);
+  std::vector<float> want;
+  {
+    auto ref = Executor::create(f);
+    BOOST_TEST_REQUIRE(ref.ok());
+    want = run_once(*ref, x, 32, 32);
+  }
+  ExecutorOptions eo;
+  eo.lend_arena = true;
+  std::vector<Executor> inner;
+  for (int k = 0; k < 4; ++k) {
+    auto ex = Executor::create(f, eo);
+    BOOST_TEST_REQUIRE(ex.ok());
+    BOOST_TEST(ex->arena_bytes() == 0u);
+    inner.push_back(std::move(*ex));
+  }
+  BOOST_TEST(ThreadBudget::global().arena_buffers() >= 2);
+  BOOST_TEST(ThreadBudget::global().arena_reserved() >= f->default_plan()->arena_bytes);
+  std::atomic<int> wrong{0};
+  const ComputeToken outer_slot;
+  const SlotArena outer(f->default_plan()->arena_bytes);  // the outer run's arena
+  BOOST_TEST_REQUIRE(!outer.span().empty());
+  std::memset(outer.span().data(), 0x33, outer.span().size());
+  ThreadBudget::global().parallel(2).for_range(4, 1, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      Executor& ex = inner[static_cast<std::size_t>(k)];
+      if (!ex.set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 3, 32, 32}}).ok() ||
+          !ex.run().ok() || to_vector(*ex.output(0)) != want)
+        ++wrong;
+    }
+  });
+  BOOST_TEST(wrong.load() == 0);
+  bool untouched = true;
+  for (std::byte v : outer.span()) untouched = untouched && std::to_integer<int>(v) == 0x33;
+  BOOST_TEST(untouched);
+  // Outputs stay readable after the arenas went back.
+  for (Executor& ex : inner) BOOST_TEST(to_vector(*ex.output(0)) == want);
+}
