@@ -426,6 +426,17 @@ static bool same_interface(const weave::Factory& a, const weave::Factory& b) {
   return true;
 }
 
+static std::string cache_dir_locked(const WeaveInferImpl* impl) {
+  return impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
+}
+
+// The settings a factory is loaded with (model|codec|cache dir|bounds): a loaded factory is
+// reused while this stays the same. Call with the object lock held.
+static std::string settings_key_locked(const WeaveInferImpl* impl) {
+  return impl->model + "|" + codec_name(impl->compression) + "|" + cache_dir_locked(impl) + "|" +
+         bounds_text(impl->bounds);
+}
+
 // Loads the model named by the settings. `make_pads`: rebuild the pads (model changed);
 // otherwise the new factory must have the interface the pads were made for. Returns false
 // with impl->load_error set on failure.
@@ -434,10 +445,10 @@ static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) 
   GST_OBJECT_LOCK(self);
   std::string model = impl->model;
   weave::CompiledCacheOptions opts;
-  opts.cache_dir = impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
+  opts.cache_dir = cache_dir_locked(impl);
   opts.codec = codec_name(impl->compression);
   opts.load.factory.max_shapes = impl->bounds;
-  std::string key = model + "|" + opts.codec + "|" + opts.cache_dir + "|" + bounds_text(impl->bounds);
+  std::string key = settings_key_locked(impl);
   GST_OBJECT_UNLOCK(self);
 
   if (make_pads) remove_pads(self);
@@ -1187,15 +1198,13 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   WeaveInferImpl* impl = self->impl;
   GST_OBJECT_LOCK(self);
   std::string model = impl->model;
-  std::string key = model + "|" + codec_name(impl->compression) + "|" +
-                    (impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir());
   int threads = impl->threads;
   GST_OBJECT_UNLOCK(self);
   auto bounds = effective_bounds(self);
   GST_OBJECT_LOCK(self);
   impl->bounds = bounds;
+  const std::string key = settings_key_locked(impl);
   GST_OBJECT_UNLOCK(self);
-  key += "|" + bounds_text(bounds);
   if (model.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
                       ("No model set: set the 'model' property to an .onnx or .weave file."), (nullptr));
@@ -1389,7 +1398,7 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_CACHE_DIR: {
       GST_OBJECT_LOCK(self);
-      std::string d = impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
+      std::string d = cache_dir_locked(impl);
       GST_OBJECT_UNLOCK(self);
       g_value_set_string(value, d.c_str());
       break;
