@@ -53,12 +53,16 @@ Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, Exec
   const auto n_in = static_cast<std::size_t>(f.num_inputs());
   ex.input_state_.assign(n_in, InputState::unset);
   ex.park_.resize(n_in);
+  ex.park_need_.assign(n_in, 0);
   ex.park_dims_.resize(n_in);
   ex.bound_in_.resize(n_in);
   ex.bound_out_.resize(static_cast<std::size_t>(f.num_outputs()));
   ex.value_ptr_.assign(g.values.size(), nullptr);
   ex.copy_out_.reserve(static_cast<std::size_t>(f.num_outputs()));
-  if (ex.lending()) ex.own_out_.resize(static_cast<std::size_t>(f.num_outputs()));
+  if (ex.lending()) {
+    ex.own_out_.resize(static_cast<std::size_t>(f.num_outputs()));
+    ex.out_need_.assign(static_cast<std::size_t>(f.num_outputs()), 0);
+  }
   ex.seen_plans_.reserve(kSeenPlans);
   std::vector<Dims> dims;
   if (f.default_input_dims(dims))
@@ -66,13 +70,13 @@ Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, Exec
   else
     ex.pending_dims_.assign(n_in, Dims{});
   if (auto bound = f.bound_plan()) {
-    // Everything any in-bound shape needs is allocated now (R8): the arena and (in the slots) the workspace
-    // of the bound, a parking buffer per input for its largest dims, and room for every view.
+    // Everything any in-bound shape needs is allocated now (R8): the arena and (in the slots) the
+    // workspace of the bound, and room for every view. Own input and output buffers are sized for
+    // the bound but made on first use (once), as a caller that binds them never needs them.
     ex.reserve_arena(bound->arena_bytes);
     ex.size_outputs(*bound);
     ex.reserve_workspace(bound->workspace_bytes);
-    for (std::size_t i = 0; i < n_in; ++i)
-      ex.park_[i] = AlignedBuffer(slot_bytes(bound->slots[g.inputs[i]]), false);
+    for (std::size_t i = 0; i < n_in; ++i) ex.park_need_[i] = slot_bytes(bound->slots[g.inputs[i]]);
     std::size_t n_in_views = 0, n_out_views = 0;
     for (const PlanStep& s : bound->steps) {
       n_in_views += s.inputs.size();
@@ -120,10 +124,15 @@ void Executor::size_outputs(const ShapePlan& plan) {
   const Graph& g = factory_->graph();
   for (std::size_t k = 0; k < own_out_.size(); ++k) {
     const ValueSlot& s = plan.slots[g.outputs[k]];
-    if (s.kind != SlotKind::arena || own_out_[k].size() >= slot_bytes(s)) continue;
-    own_out_[k] = AlignedBuffer(slot_bytes(s), /*zero=*/false);
-    views_dirty_ = true;
+    if (s.kind == SlotKind::arena) out_need_[k] = std::max(out_need_[k], slot_bytes(s));
   }
+}
+
+std::size_t Executor::io_bytes() const {
+  std::size_t n = 0;
+  for (const AlignedBuffer& b : park_) n += b.size();
+  for (const AlignedBuffer& b : own_out_) n += b.size();
+  return n;
 }
 
 void Executor::log(std::string_view message) const {
@@ -139,7 +148,7 @@ void Executor::park(int index, const void* data, const Dims& dims) {
   const auto i = static_cast<std::size_t>(index);
   const std::size_t bytes =
       static_cast<std::size_t>(dims.numel()) * dtype_size(factory_->input_info(index).dtype);
-  if (park_[i].size() < bytes) park_[i] = AlignedBuffer(bytes, false);
+  if (park_[i].size() < bytes) park_[i] = AlignedBuffer(std::max(bytes, park_need_[i]), false);
   if (bytes) std::memcpy(park_[i].data(), data, bytes);
   park_dims_[i] = dims;
   input_state_[i] = InputState::parked;
@@ -436,9 +445,12 @@ Status Executor::resolve_bindings() {
       if (bound_out_[k].present()) continue;
       const int32_t v = g.outputs[k];
       const ValueSlot& s = plan_->slots[v];
-      if (s.kind == SlotKind::arena && g.values[v].kind != ValueKind::input && value_ptr_[v] == nullptr &&
-          slot_bytes(s) > 0)
-        value_ptr_[v] = own_out_[k].data();
+      if (s.kind != SlotKind::arena || g.values[v].kind == ValueKind::input || value_ptr_[v] != nullptr ||
+          slot_bytes(s) == 0)
+        continue;
+      if (own_out_[k].size() < slot_bytes(s))  // first unbound run (or a plan beyond the bound)
+        own_out_[k] = AlignedBuffer(std::max(slot_bytes(s), out_need_[k]), /*zero=*/false);
+      value_ptr_[v] = own_out_[k].data();
     }
   }
   bind_views();

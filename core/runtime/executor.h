@@ -56,8 +56,11 @@ struct ExecutorOptions {
   // compute slot it runs on (SlotArena in core/runtime/thread_budget.h, reserved up front by
   // create() and re-planning, so run() still never allocates) and gives it back when it returns.
   // So set_input copies into the executor's per-input buffers (bound like bind_input), and
-  // outputs nobody bound are written in place into executor-owned output buffers sized when
-  // planning, so output() stays valid after run(). Bound inputs and outputs work as without it.
+  // outputs nobody bound are written in place into executor-owned output buffers, so output()
+  // stays valid after run(). Bound inputs and outputs work as without it. Those own buffers are
+  // made on first use only (first set_input of the input, first run leaving the output
+  // unbound), sized for the factory's bound, so an executor whose inputs and outputs are always
+  // bound (weaveinfer) holds none at all: io_bytes() == 0.
   // With a private `parallel` (no budget slot) the executor falls back to an owned arena.
   bool lend_arena = false;
 };
@@ -145,6 +148,10 @@ class Executor {
   [[nodiscard]] const ExecutorStats& stats() const { return stats_; }
   [[nodiscard]] const std::vector<OpProfile>& profile() const { return profile_; }
   [[nodiscard]] std::size_t arena_bytes() const { return arena_.size(); }
+  // Bytes of the executor's own input and output buffers: where set_input copies to when the
+  // arena is lent or the dims wait for a re-plan, and where a lending executor writes outputs
+  // nobody bound. Made on first use, so 0 while every input and output is bound.
+  [[nodiscard]] std::size_t io_bytes() const;
   // Kernel scratch this executor owns: 0 on the process-wide budget (it uses the slots'
   // scratch), the plan's workspace with a private ExecutorOptions::parallel.
   [[nodiscard]] std::size_t workspace_bytes() const { return workspace_.size(); }
@@ -175,9 +182,11 @@ class Executor {
   std::shared_ptr<const ShapePlan> plan_;
   std::vector<Dims> pending_dims_;  // dims of inputs set since the plan was last chosen
   std::vector<InputState> input_state_;
-  // Inputs whose dims differ from the plan's wait here until run() re-plans. Sized for the
-  // factory's bound at creation and only grown, so switching shapes does not allocate.
+  // Inputs whose dims differ from the plan's (or every set_input of a lending executor) wait
+  // here until run(). Made on first use, at least as big as the factory's bound (park_need_),
+  // and only grown, so switching shapes within the bound does not allocate again.
   std::vector<AlignedBuffer> park_;
+  std::vector<std::size_t> park_need_;
   std::vector<Dims> park_dims_;
   bool replan_ = false;  // some pending dims differ from the plan's
   // Plans this executor used, most recent last: switching back to one is a lookup.
@@ -196,7 +205,8 @@ class Executor {
   [[nodiscard]] bool lending() const { return options_.lend_arena && !options_.parallel; }
   // Owns the arena of `bytes`, or with lending() makes sure the budget's arenas are that big.
   void reserve_arena(std::size_t bytes);
-  // With lending(): grows the own output buffers to the plan's output sizes.
+  // With lending(): raises the own output buffers' sizes (out_need_) to the plan's output
+  // sizes; resolve_bindings makes or grows a buffer only for an output left unbound.
   void size_outputs(const ShapePlan& plan);
   std::size_t lent_reserved_ = 0;  // arena bytes this lending executor made sure of
   // Start of the arena the views point into: the owned one, or the one leased by the last run.
@@ -205,6 +215,7 @@ class Executor {
   AlignedBuffer arena_;
   std::byte* lent_base_ = nullptr;      // with lending(): the arena leased by the current/last run
   std::vector<AlignedBuffer> own_out_;  // with lending(): where unbound outputs are written
+  std::vector<std::size_t> out_need_;   // with lending(): the size each own_out_ is made with
   AlignedBuffer workspace_;             // private scratch, only with options_.parallel
   std::size_t ws_reserved_ = 0;         // scratch bytes this executor made sure of
   // Per step, resolved views; step s uses in_views_[in_begin_[s] .. in_begin_[s+1]).

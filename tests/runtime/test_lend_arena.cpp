@@ -2,7 +2,8 @@
 // compute slot's at run()), yet gives exactly the outputs of an owning one, through set_input
 // and through bound buffers, across re-plans to new dims, with output() views that stay valid
 // after the arena went back to the budget (even after other executors used it), and with four
-// lending executors on four threads sharing a budget of two slots.
+// lending executors on four threads sharing a budget of two slots. Its own input and output
+// buffers exist only once used: none while everything is bound.
 #define BOOST_TEST_MODULE lend_arena
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
@@ -92,10 +93,13 @@ BOOST_AUTO_TEST_CASE(set_input_path_matches_an_owning_executor_and_owns_no_arena
   BOOST_TEST(ThreadBudget::global().arena_buffers() >= ThreadBudget::global().threads());
   const Tensor x = random_floats(squeezenet_dims(*f), 7);
   const std::vector<float> want = reference(owned, x);
+  BOOST_TEST(lending.io_bytes() == 0u);  // own input/output buffers are made on first use
   BOOST_TEST_REQUIRE(lending.set_input(0, x.view()).ok());
+  BOOST_TEST(lending.io_bytes() == x.bytes());
   BOOST_TEST_REQUIRE(lending.run().ok());
   auto y = lending.output(0);
   BOOST_TEST_REQUIRE(y.ok());
+  BOOST_TEST(lending.io_bytes() == x.bytes() + y->bytes());
   const std::vector<float> got = floats(*y);
   BOOST_TEST(got == want, boost::test_tools::per_element());
   BOOST_TEST(lending.stats().last_run.input_copies == 1u);
@@ -142,9 +146,12 @@ BOOST_AUTO_TEST_CASE(bound_input_and_output_are_used_in_place) {
     BOOST_TEST(lending.stats().last_run.output_copies == 0u);
     BOOST_TEST(lending.output(0)->data == static_cast<const void*>(y.as<float>()));
   }
-  // Unbinding the output falls back to the executor's own output buffer.
+  // Everything bound (how weaveinfer runs): no buffer of its own, no arena.
+  BOOST_TEST(lending.io_bytes() == 0u);
+  // Unbinding the output falls back to the executor's own output buffer, made now.
   lending.unbind_output(0);
   BOOST_TEST_REQUIRE(lending.run().ok());
+  BOOST_TEST(lending.io_bytes() == y.bytes());
   BOOST_TEST(lending.output(0)->data != static_cast<const void*>(y.as<float>()));
   BOOST_TEST(floats(*lending.output(0)) == want, boost::test_tools::per_element());
   BOOST_TEST(lending.arena_bytes() == 0u);
