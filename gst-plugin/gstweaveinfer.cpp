@@ -30,7 +30,8 @@
  *
  * Zero-copy: an input buffer of one memory block whose data is aligned to its element size is
  * read in place (bound to the executor for the run); other buffers are copied once. Output
- * buffers are allocated 64-byte aligned and the model writes straight into them. Copies are
+ * buffers are allocated 64-byte aligned (frames of 256 KiB and more as their own pages, which go
+ * back to the system when the buffer is freed) and the model writes straight into them. Copies are
  * counted in `input-copies`, `output-copies` and `bytes-copied`. `max-shape`
  * ("x=1x3x960x960;y=...") plans memory once for the largest dims of an input, so frames of any
  * size within it run without allocating; without it, finite upper bounds of the upstream caps
@@ -40,8 +41,8 @@
 
 #include <gst/base/gstflowcombiner.h>
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -60,6 +61,7 @@
 #include "core/runtime/tensor_names.h"
 #include "core/runtime/thread_budget.h"
 #include "core/runtime/timestamp_gather.h"
+#include "gst-plugin/gstweavememory.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_weave_infer_debug);
 #define GST_CAT_DEFAULT gst_weave_infer_debug
@@ -333,14 +335,16 @@ static std::string bounds_text(const std::map<std::string, weave::Shape>& bounds
 }
 
 // "x=1x3x960x960;y=2x8" (';' or whitespace between entries); false on malformed text.
-static bool parse_max_shapes(const std::string& text, std::map<std::string, weave::Shape>& out, std::string& error) {
+static bool parse_max_shapes(const std::string& text, std::map<std::string, weave::Shape>& out,
+                             std::string& error) {
   out.clear();
   std::string entry;
   auto flush = [&]() -> bool {
     if (entry.empty()) return true;
     auto eq = entry.rfind('=');
     weave::Shape shape;
-    if (eq == std::string::npos || eq == 0 || !weave::parse_shape(entry.substr(eq + 1), shape) || shape.empty()) {
+    if (eq == std::string::npos || eq == 0 || !weave::parse_shape(entry.substr(eq + 1), shape) ||
+        shape.empty()) {
       error = "expected NAME=DIMS (e.g. x=1x3x960x960), got '" + entry + "'";
       return false;
     }
@@ -662,8 +666,8 @@ static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) 
   GST_DEBUG_OBJECT(self, "pad %s: caps %" GST_PTR_FORMAT, GST_PAD_NAME(sp.pad), caps);
   if (!impl->factory->replan_beyond_bound())
     if (auto bound = impl->factory->check_bound(index, t->dims); !bound)
-      return post_negotiation_error(self, std::string("pad ") + GST_PAD_NAME(sp.pad) + ": " + bound.message() +
-                                              " (property max-shape)");
+      return post_negotiation_error(self, std::string("pad ") + GST_PAD_NAME(sp.pad) + ": " +
+                                              bound.message() + " (property max-shape)");
   if (!all) return TRUE;
 
   auto plan = impl->factory->plan_for(in_dims);
@@ -978,16 +982,13 @@ static weave::Status feed_input(WeaveInferImpl* impl, int i, guint blocks, const
 
 // Allocates every output buffer and binds it, so the model's last steps write into them.
 static weave::Status prepare_outputs(WeaveInferImpl* impl, std::vector<OutBuffer>& outs) {
-  GstAllocationParams params;
-  gst_allocation_params_init(&params);
-  params.align = weave::kAlignment - 1;
   for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
     auto dims = impl->executor->output_dims(static_cast<int>(k));
     if (!dims) return dims.error();
     const weave::DType dtype = impl->srcs[k].info.dtype;
     const std::size_t bytes = static_cast<std::size_t>(dims->numel()) * weave::dtype_size(dtype);
     OutBuffer& o = outs[k];
-    o.buffer = bytes > 0 ? gst_buffer_new_allocate(nullptr, bytes, &params) : gst_buffer_new();
+    o.buffer = bytes > 0 ? weave::gst::output_buffer_new(bytes) : gst_buffer_new();
     if (o.buffer == nullptr) return weave::make_error("cannot allocate ", bytes, " bytes for output ", k);
     if (bytes == 0) continue;
     if (!gst_buffer_map(o.buffer, &o.map, GST_MAP_WRITE))
@@ -1218,7 +1219,8 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   if (!impl->factory && bounds_from_caps) {
     // Upstream caps promise a range (weaveconvert offers up to 16384x16384), not frames that
     // large: when planning for the whole range fails, plan per frame size instead.
-    GST_WARNING_OBJECT(self, "planning for the upstream caps bound %s failed (%s); planning per input size instead",
+    GST_WARNING_OBJECT(self,
+                       "planning for the upstream caps bound %s failed (%s); planning per input size instead",
                        bounds_text(impl->bounds).c_str(), impl->load_error.c_str());
     GST_OBJECT_LOCK(self);
     impl->bounds.clear();
@@ -1235,7 +1237,9 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   // Inputs and outputs are bound every frame, so the intermediates need to exist only while a
   // frame computes: lease the compute slot's arena then, and N idle elements cost no arena each.
   eo.lend_arena = true;
-  eo.log = [self](std::string_view m) { GST_INFO_OBJECT(self, "%.*s", static_cast<int>(m.size()), m.data()); };
+  eo.log = [self](std::string_view m) {
+    GST_INFO_OBJECT(self, "%.*s", static_cast<int>(m.size()), m.data());
+  };
   auto ex = weave::Executor::create(impl->factory, eo);
   if (!ex) {
     GST_ELEMENT_ERROR(self, CORE, FAILED, ("Cannot create an executor for '%s'.", model.c_str()),
@@ -1368,7 +1372,8 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
       if (!parse_max_shapes(text, parsed, error)) {
         g_warning("weaveinfer %s: max-shape: %s; keeping '%s'", GST_OBJECT_NAME(self), error.c_str(),
                   impl->max_shape.c_str());
-        GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid max-shape '%s'.", text.c_str()), ("%s", error.c_str()));
+        GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid max-shape '%s'.", text.c_str()),
+                            ("%s", error.c_str()));
         break;
       }
       GST_OBJECT_LOCK(self);
@@ -1606,10 +1611,11 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
                           "Outputs copied into their buffer after the run instead of being written in place "
                           "(an output that is a constant of the model or one of its inputs).",
                           0, G_MAXUINT64, 0, ro));
-  g_object_class_install_property(
-      gobject_class, PROP_BYTES_COPIED,
-      g_param_spec_uint64("bytes-copied", "Bytes copied", "Bytes of all the copies counted by input-copies and "
-                          "output-copies.", 0, G_MAXUINT64, 0, ro));
+  g_object_class_install_property(gobject_class, PROP_BYTES_COPIED,
+                                  g_param_spec_uint64("bytes-copied", "Bytes copied",
+                                                      "Bytes of all the copies counted by input-copies and "
+                                                      "output-copies.",
+                                                      0, G_MAXUINT64, 0, ro));
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

@@ -1,6 +1,7 @@
 // weaveinfer zero-copy and bounds (GstCheck + GstHarness): aligned single-block input buffers
 // are read in place and outputs are written in place (0 copies per frame); misaligned inputs
-// are copied once and multi-block inputs merged once, both counted; max-shape (property or finite upstream
+// are copied once and multi-block inputs merged once, both counted; large outputs are pages of
+// their own; max-shape (property or finite upstream
 // caps bounds) plans memory once and refuses larger caps.
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
@@ -252,6 +253,37 @@ GST_START_TEST(test_bound_from_upstream_caps) {
 }
 GST_END_TEST;
 
+GST_START_TEST(test_large_outputs_are_page_mapped) {
+  // 22000 rows of 4 -> 22000 x 3 floats = 264000 bytes: past the 256 KiB from which an output
+  // frame is its own mapping (unmapped when freed), so its data starts on a page.
+  constexpr int kRows = 22000;
+  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
+  gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<22000,4>");
+  gst_harness_play(h);
+  std::vector<float> x(kRows * 4);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3.f;
+  for (int f = 0; f < 2; ++f) {
+    push_and_check(h, aligned_buffer(x), x, f * GST_SECOND);
+    // push_and_check freed the frame; the next one is a fresh mapping written in place again.
+  }
+  GstBuffer* in = aligned_buffer(x);
+  GST_BUFFER_PTS(in) = 2 * GST_SECOND;
+  fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(h);
+  fail_unless_equals_uint64(gst_buffer_get_size(out), kRows * 3 * sizeof(float));
+  GstMapInfo m;
+  fail_unless(gst_buffer_map(out, &m, GST_MAP_READWRITE));  // downstream may write into it too
+  fail_unless(reinterpret_cast<std::uintptr_t>(m.data) % 4096 == 0);
+  gst_buffer_unmap(out, &m);
+  gst_buffer_unref(out);
+  fail_unless_equals_uint64(prop_u64(e, "output-copies"), 0);
+  fail_unless_equals_uint64(prop_u64(e, "input-copies"), 0);
+  gst_harness_teardown(h);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
 static Suite* weaveinfer_zero_copy_suite(void) {
   Suite* s = suite_create("weaveinfer-zero-copy");
   TCase* tc = tcase_create("general");
@@ -260,6 +292,7 @@ static Suite* weaveinfer_zero_copy_suite(void) {
   tcase_add_test(tc, test_aligned_input_is_not_copied);
   tcase_add_test(tc, test_misaligned_input_is_copied_once_and_counted);
   tcase_add_test(tc, test_multi_block_input_counts_the_merge);
+  tcase_add_test(tc, test_large_outputs_are_page_mapped);
   tcase_add_test(tc, test_max_shape_property);
   tcase_add_test(tc, test_caps_beyond_max_shape_are_refused);
   tcase_add_test(tc, test_bound_from_upstream_caps);
