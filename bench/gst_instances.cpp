@@ -1,9 +1,12 @@
 // bench_gst_instances: memory of N weaveinfer elements of one model in one pipeline.
 //
-//   bench_gst_instances MODEL N CAPS [--buffers B]
+//   bench_gst_instances MODEL N CAPS [--buffers B] [--sink DESC]
 //
 // Builds, with gst_parse_launch,
-//   appsrc caps=CAPS ! tee name=t  t. ! queue ! weaveinfer model=MODEL threads=1 ! fakesink  (x N)
+//   appsrc caps=CAPS ! tee name=t  t. ! queue ! weaveinfer model=MODEL threads=1 ! SINK  (x N)
+// SINK is DESC, by default "fakesink sync=false enable-last-sample=false": a fakesink otherwise
+// keeps its last output frame, memory of the sink and not of weaveinfer (pass
+// --sink "fakesink sync=false" to count it too).
 // pushes B buffers, waits until every element has processed all of them (frames-processed), then
 // reads the process's peak and current RSS and prints one JSON line. N = 0 runs
 // `appsrc ! fakesink` with the weave plugin loaded: the baseline of this binary.
@@ -38,17 +41,27 @@ std::size_t buffer_bytes(const std::string& caps_text) {
 
 int run(int argc, char** argv) {
   gst_init(&argc, &argv);
-  if (argc < 4) die("usage: bench_gst_instances MODEL N CAPS [--buffers B]");
+  if (argc < 4) die("usage: bench_gst_instances MODEL N CAPS [--buffers B] [--sink DESC]");
   const std::string model = argv[1];
   const int n = std::atoi(argv[2]);
   const std::string caps = argv[3];
   int buffers = 3;
-  if (argc >= 6 && std::string(argv[4]) == "--buffers") buffers = std::max(1, std::atoi(argv[5]));
+  std::string sink = "fakesink sync=false enable-last-sample=false";
+  for (int a = 4; a + 1 < argc; a += 2) {
+    const std::string opt = argv[a];
+    if (opt == "--buffers")
+      buffers = std::max(1, std::atoi(argv[a + 1]));
+    else if (opt == "--sink")
+      sink = argv[a + 1];
+    else
+      die("bench_gst_instances: unknown option " + opt);
+  }
 
   nlohmann::json j;
   j["bench"] = "gst_instances_mem";
   j["model"] = model;
   j["n"] = n;
+  j["sink"] = sink;
   // Load the plugin even for the baseline, so N = 0 and N >= 1 carry the same libraries.
   GstElementFactory* wf = gst_element_factory_find("weaveinfer");
   if (!wf) die("bench_gst_instances: no weaveinfer element (set GST_PLUGIN_PATH to build/gst-plugin)");
@@ -62,7 +75,7 @@ int run(int argc, char** argv) {
     desc += "! tee name=t";
     for (int i = 0; i < n; ++i)
       desc += " t. ! queue ! weaveinfer name=w" + std::to_string(i) + " model=\"" + model +
-              "\" threads=1 ! fakesink sync=false";
+              "\" threads=1 ! " + sink;
   }
   GError* err = nullptr;
   GstElement* pipeline = gst_parse_launch(desc.c_str(), &err);

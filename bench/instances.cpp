@@ -1,11 +1,14 @@
 // bench_instances: "many instances, one set of weights" in one process, through the public API.
 //
-//   bench_instances mem MODEL N [--shape NAME=DIMS ...] [--lend]
+//   bench_instances mem MODEL N [--shape NAME=DIMS ...] [--lend] [--bind]
 //       N executors of MODEL, each obtained the normal way (load_factory -> FactoryCache, then
 //       Executor::create), each run once, all alive at once; prints one JSON line with the
 //       process's peak and current RSS. N = 0 loads nothing: the baseline of this binary.
 //       Run each N in a fresh process so peaks do not carry over. --lend creates the executors
-//       with ExecutorOptions::lend_arena (no arena each; the slots lend theirs).
+//       with ExecutorOptions::lend_arena (no arena each; the slots lend theirs). --bind runs
+//       them the way weaveinfer does: every executor binds the same caller-owned inputs (one
+//       frame teed to N models) and a fresh caller-owned output buffer that is dropped after the
+//       run (a sink consumed it), so the executors need no input/output buffers of their own.
 //
 //   bench_instances setup MODEL [--shape NAME=DIMS ...] [--reps R] [--run-reps K]
 //       Time to first output of the first instance (cold: load + read/compile + plan + first
@@ -30,12 +33,14 @@ struct Args {
   int n = 1;
   int reps = 500, run_reps = 5;
   bool lend = false;  // ExecutorOptions::lend_arena: executors lease their compute slot's arena
+  bool bind = false;  // bind_input / bind_output instead of set_input / output()
   std::map<std::string, Shape> shapes;
 };
 
 Args parse(int argc, char** argv) {
   if (argc < 3)
-    die("usage: bench_instances mem MODEL N [--shape NAME=DIMS] [--lend] | setup MODEL [--shape NAME=DIMS] [--reps R] "
+    die("usage: bench_instances mem MODEL N [--shape NAME=DIMS] [--lend] [--bind] | setup MODEL [--shape "
+        "NAME=DIMS] [--reps R] "
         "[--run-reps K]");
   Args a;
   a.cmd = argv[1];
@@ -48,8 +53,8 @@ Args parse(int argc, char** argv) {
   }
   for (; i < argc; ++i) {
     const std::string k = argv[i];
-    if (k == "--lend") {
-      a.lend = true;
+    if (k == "--lend" || k == "--bind") {
+      (k == "--lend" ? a.lend : a.bind) = true;
       continue;
     }
     if (i + 1 >= argc) die("bench_instances: " + k + " needs a value");
@@ -89,6 +94,22 @@ void first_run(Executor& ex, const std::vector<Tensor>& inputs) {
   if (Status s = ex.run(); !s) die("bench_instances: " + s.message());
 }
 
+// The --bind path: inputs bound in place, outputs written into caller buffers that are gone
+// after the run.
+void first_run_bound(Executor& ex, const std::vector<Tensor>& inputs) {
+  for (int i = 0; i < static_cast<int>(inputs.size()); ++i)
+    if (Status s = ex.bind_input(i, inputs[i].view()); !s) die("bench_instances: " + s.message());
+  std::vector<Tensor> outputs;
+  for (int k = 0; k < ex.factory().num_outputs(); ++k) {
+    auto dims = ex.output_dims(k);
+    if (!dims) die("bench_instances: " + dims.message());
+    outputs.emplace_back(ex.factory().output_info(k).dtype, *dims);
+    if (Status s = ex.bind_output(k, outputs.back().view()); !s) die("bench_instances: " + s.message());
+  }
+  if (Status s = ex.run(); !s) die("bench_instances: " + s.message());
+  ex.unbind_all();
+}
+
 nlohmann::json memory_json(const ProcMemory& m) {
   return {{"vm_hwm_kb", m.vm_hwm_kb},
           {"vm_rss_kb", m.vm_rss_kb},
@@ -119,12 +140,17 @@ int run_mem(const Args& a) {
     eo.lend_arena = a.lend;
     auto ex = Executor::create(f, eo);
     if (!ex) die("bench_instances: " + ex.message());
-    first_run(*ex, inputs);
+    if (a.bind)
+      first_run_bound(*ex, inputs);
+    else
+      first_run(*ex, inputs);
     executors.push_back(std::move(*ex));
   }
   j["end"] = memory_json(read_proc_memory());
   if (!executors.empty()) {
     j["arena_bytes"] = executors.front().arena_bytes();
+    // Own input/output buffers of one executor (0 with --bind --lend: everything was bound).
+    j["io_bytes"] = executors.front().io_bytes();
     // Kernel scratch (e.g. im2col) the executor owns: 0, it uses its compute slot's.
     j["workspace_bytes"] = executors.front().workspace_bytes();
     j["plan_workspace_bytes"] = executors.front().plan() ? executors.front().plan()->workspace_bytes : 0;
@@ -134,6 +160,7 @@ int run_mem(const Args& a) {
   j["slot_workspace_buffers"] = ThreadBudget::global().workspace_buffers();
   // With --lend: the arenas the slots lend (executors own none, arena_bytes is 0).
   j["lend"] = a.lend;
+  j["bind"] = a.bind;
   j["slot_arena_bytes"] = ThreadBudget::global().arena_total_bytes();
   j["slot_arena_buffers"] = ThreadBudget::global().arena_buffers();
   j["cache_hits"] = FactoryCache::global().hits();

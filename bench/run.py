@@ -90,13 +90,16 @@ class Runner:
         art = self.weave_artifact(name)
         caps = 'tensor/x-raw,dtype=(string)float32,shape=(int)<%s>' % MODELS[name][2].replace('x', ',')
         gst_bin = os.path.join(self.build, 'bench/bench_gst_instances')
-        res = {'weave': {}, 'gst': {}, 'ort': {}}
-        for n in ns:  # interleaved: weave, gst, ort for each N, each in a fresh process
+        res = {k: {} for k in ('weave', 'lend', 'bind', 'gst', 'gst_last', 'ort')}
+        inst = os.path.join(self.build, 'bench/bench_instances')
+        for n in ns:  # interleaved: every variant for each N, each in a fresh process
             log('memory', name, 'N=%d' % n)
-            res['weave'][n] = self.json_run([os.path.join(self.build, 'bench/bench_instances'), 'mem', art, str(n),
-                                             '--shape', self.shape(name)])[0]
+            for key, flags in (('weave', []), ('lend', ['--lend']), ('bind', ['--lend', '--bind'])):
+                res[key][n] = self.json_run([inst, 'mem', art, str(n), '--shape', self.shape(name)] + flags)[0]
             if os.path.exists(gst_bin):
-                res['gst'][n] = self.json_run([gst_bin, art, str(n), caps, '--buffers', '2'])[0]
+                for key, sink in (('gst', 'fakesink sync=false enable-last-sample=false'),
+                                  ('gst_last', 'fakesink sync=false')):
+                    res[key][n] = self.json_run([gst_bin, art, str(n), caps, '--buffers', '2', '--sink', sink])[0]
             if self.ort_node:
                 res['ort'][n] = self.json_run(['node', os.path.join(ROOT, 'bench/ort_sessions.js'), self.path(name),
                                                str(n), self.ort_spec(name), '--threads', '1'])[0]
@@ -179,64 +182,83 @@ def fmt(x, d=1):
     return '–' if x is None else ('%.*f' % (d, x))
 
 
-def memory_table(name, res, arena_note):
-    w, g, o = res['weave'], res['gst'], res['ort']
-    ns = sorted(k for k in w if k > 0)
-    base = lambda d, key='vm_rss_kb': d[0]['end'][key] if 0 in d else 0
+# Columns of the memory table: result key, heading.
+MEMORY_COLUMNS = (
+    ('weave', 'executors, owning'),
+    ('lend', 'executors, lending'),
+    ('bind', 'executors, lending + bound I/O'),
+    ('gst', 'weaveinfer ×N'),
+    ('gst_last', 'weaveinfer ×N, sinks keep last sample'),
+    ('ort', 'ORT sessions'),
+)
+
+
+def memory_table(name, res):
+    cols = [(k, h) for k, h in MEMORY_COLUMNS if res.get(k)]
+    ns = sorted(n for n in res['weave'] if n > 0)
+    n_max = ns[-1]
+
+    def base(d, key='vm_rss_kb'):
+        return d[0]['end'][key] if 0 in d else 0
 
     def net(d, n, key='vm_rss_kb'):
         return mb(d[n]['end'][key] - base(d, key)) if n in d else None
 
     def delta(d, n):
-        if n not in d or 1 not in d or n == 1:
-            return None
-        return (net(d, n) - net(d, 1)) / (n - 1)
+        return (net(d, n) - net(d, 1)) / (n - 1) if n in d and 1 in d and n > 1 else None
 
-    lines = ['| N | weave RSS | weave peak | weave Δ/instance | arena | workspace | Δ − arena | Δ − arena − workspace '
-             '| weaveinfer ×N RSS | weaveinfer Δ/element | ORT RSS | ORT peak | ORT Δ/session | RSS weave/ORT |',
-             '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
-    summary = {}
+    def ratio(d, whole=False, key='vm_rss_kb'):
+        if 1 not in d or n_max not in d:
+            return None
+        if whole:
+            return d[n_max]['end'][key] / d[1]['end'][key]
+        return net(d, n_max, key) / net(d, 1, key)
+
+    head = '| N | ' + ' | '.join(h for _, h in cols) + ' |'
+    lines = [head, '|---:|' + '---:|' * len(cols)]
     for n in ns:
-        arena = w[n].get('arena_bytes', 0) / MB
-        ws = w[n].get('workspace_bytes', 0) / MB
-        dw, dg, do = delta(w, n), delta(g, n), delta(o, n)
-        ratio = net(w, n) / net(o, n) if n in o and net(o, n) else None
-        lines.append('| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
-            n, fmt(net(w, n)), fmt(net(w, n, 'vm_hwm_kb')), fmt(dw, 2), fmt(arena, 2), fmt(ws, 2),
-            fmt(dw - arena if dw is not None else None, 2), fmt(dw - arena - ws if dw is not None else None, 2),
-            fmt(net(g, n)), fmt(dg, 2), fmt(net(o, n)),
-            fmt(net(o, n, 'vm_hwm_kb')), fmt(do, 2), fmt(ratio, 2)))
-        summary[n] = {'weave_rss_mb': net(w, n), 'weave_peak_mb': net(w, n, 'vm_hwm_kb'), 'weave_delta_mb': dw,
-                      'arena_mb': arena, 'workspace_mb': ws, 'gst_rss_mb': net(g, n), 'gst_delta_mb': dg, 'ort_rss_mb': net(o, n),
-                      'ort_peak_mb': net(o, n, 'vm_hwm_kb'), 'ort_delta_mb': do, 'ratio_weave_ort': ratio}
-    n_max = ns[-1]
+        lines.append('| %d | ' % n + ' | '.join(fmt(net(res[k], n)) for k, _ in cols) + ' |')
+    lines.append('| Δ per added instance | ' + ' | '.join(fmt(delta(res[k], n_max), 2) for k, _ in cols) + ' |')
+    lines.append('| **RSS(%d) / RSS(1)** | ' % n_max + ' | '.join('**%s**' % fmt(ratio(res[k]), 2) for k, _ in cols) + ' |')
+    lines.append('| same, whole process | ' + ' | '.join(fmt(ratio(res[k], True), 2) for k, _ in cols) + ' |')
+    lines.append('| peak RSS(%d) / peak RSS(1) | ' % n_max +
+                 ' | '.join(fmt(ratio(res[k], key='vm_hwm_kb'), 2) for k, _ in cols) + ' |')
+    lines.append('| same, whole process | ' +
+                 ' | '.join(fmt(ratio(res[k], True, 'vm_hwm_kb'), 2) for k, _ in cols) + ' |')
+    lines.append('| baseline (N = 0) | ' + ' | '.join(fmt(mb(base(res[k]))) for k, _ in cols) + ' |')
+
+    w = res['weave']
+    one = w[1] if 1 in w else {}
+    arena = one.get('arena_bytes', 0) / MB
+    ws = one.get('workspace_bytes', 0) / MB
+    params = one.get('param_bytes', 0) / MB
     checks = []
-    if 1 in w and n_max > 1:
-        arena = w[n_max]['arena_bytes'] / MB
-        dw = delta(w, n_max)
-        ws = w[n_max].get('workspace_bytes', 0) / MB
-        checks.append('every added instance costs its arena + %.2f MB (target: arena + < 2 MB): %s; of which '
-                      'kernel workspace %.2f MB, leaving %.2f MB' % (
-                          dw - arena, 'met' if dw - arena < 2 else 'missed', ws, dw - arena - ws))
-        r = net(w, n_max) / net(w, 1)
-        r_raw = w[n_max]['end']['vm_rss_kb'] / w[1]['end']['vm_rss_kb']
-        checks.append('%d instances = %.2fx the RSS of one, baseline subtracted (%.2fx of the whole process; '
-                      'target <= 1.3x): %s' % (n_max, r, r_raw, 'met' if r <= 1.3 else 'missed'))
-        if 1 in g and n_max in g:
-            checks.append('%d weaveinfer elements = %.2fx the RSS of one (baseline subtracted)' % (
-                n_max, net(g, n_max) / net(g, 1)))
-        if 1 in o and n_max in o:
-            checks.append('%d ORT sessions = %.2fx the RSS of one (baseline subtracted)' % (
-                n_max, net(o, n_max) / net(o, 1)))
-    base_line = 'Baselines subtracted (N = 0, same binary, nothing loaded): weave %.1f MB, weaveinfer %s MB, ORT %s MB.' % (
-        mb(base(w)), fmt(mb(base(g))) if g else '–', fmt(mb(base(o))) if o else '–')
-    params = w[1].get('param_bytes', 0) / MB if 1 in w else 0
-    if 1 in w:
-        al = w[1]['after_load']
-        base_line += (' One factory loaded (before any executor): anonymous %.1f MB, file-backed %.1f MB '
-                      '(the mapped artifact).' % (mb(al['rss_anon_kb'] - w[0]['end']['rss_anon_kb'] if 0 in w else al['rss_anon_kb']),
-                                                   mb(al['rss_file_kb'] - w[0]['end']['rss_file_kb'] if 0 in w else al['rss_file_kb'])))
-    md = ['### %s (%s, params %.1f MB)' % (name, MODELS[name][2], params), '', *lines, '', base_line, '']
+    dw = delta(w, n_max)
+    if dw is not None:
+        checks.append('owning executors: every added instance costs its arena (%.2f MB) + %.2f MB (target: arena + '
+                      '< 2 MB): %s; of which kernel workspace %.2f MB' % (
+                          arena, dw - arena, 'met' if dw - arena < 2 else 'missed', ws))
+    lend_io = res['lend'].get(n_max, {}).get('io_bytes')
+    if lend_io is not None and delta(res['lend'], n_max) is not None:
+        checks.append('lending executors own no arena; each keeps its own input and output buffers, %.2f MB '
+                      '(`io_bytes`), and costs %.2f MB in all; with bound I/O `io_bytes` is %s and an instance '
+                      'costs %s MB' % (lend_io / MB, delta(res['lend'], n_max),
+                                       res['bind'].get(n_max, {}).get('io_bytes', '–'),
+                                       fmt(delta(res['bind'], n_max), 2)))
+    for k, h in cols:
+        r = ratio(res[k])
+        if r is None:
+            continue
+        verdict = '' if k == 'ort' else (': %s' % ('met' if r <= 1.3 else 'missed'))
+        checks.append('%s: %d instances = %.2fx the RSS of one, baseline subtracted (%.2fx of the whole process, '
+                      'peak %.2fx; target <= 1.3x)%s' % (h, n_max, r, ratio(res[k], True),
+                                                       ratio(res[k], key='vm_hwm_kb'), verdict))
+    summary = {k: {n: {'rss_mb': net(res[k], n), 'peak_mb': net(res[k], n, 'vm_hwm_kb')} for n in ns if n in res[k]}
+               for k, _ in cols}
+    summary['arena_mb'] = arena
+    summary['workspace_mb'] = ws
+    md = ['### %s (%s, params %.1f MB, owning arena %.2f MB)' % (name, MODELS[name][2], params, arena), '',
+          *lines, '']
     md += ['- ' + c for c in checks] + ['']
     return md, {'rows': summary, 'checks': checks}
 
@@ -328,13 +350,19 @@ def main():
     if 'memory' in only:
         md += ['## 1. Memory of N instances of one model', '',
                'RSS in MB (VmRSS after every instance has run once, all alive), minus the N = 0 baseline of the '
-               'same program. Δ = (RSS(N) − RSS(1)) / (N − 1). weave: `bench_instances mem` (load_factory + '
-               'Executor::create per instance, default-codec artifact); weaveinfer: `bench_gst_instances` '
-               '(N elements behind a tee, threads=1); ORT: `bench/ort_sessions.js` (N InferenceSession, 1 thread).', '']
+               'same program (a fresh process per N). Δ = (RSS(N) − RSS(1)) / (N − 1). Executors: '
+               '`bench_instances mem` (load_factory + Executor::create per instance, default-codec artifact): '
+               '*owning* (set_input / output(), an arena each), *lending* (`--lend`: ExecutorOptions::lend_arena, '
+               'the compute slots lend their arenas) and *lending + bound I/O* (`--lend --bind`: every executor '
+               'binds one shared input and a caller output buffer dropped after the run, as weaveinfer does with '
+               'GstBuffers). weaveinfer: `bench_gst_instances` (appsrc ! tee, N × queue ! weaveinfer threads=1 ! '
+               'fakesink), with fakesink enable-last-sample=false, and as a second column with the default '
+               '(each sink keeps its last output frame). ORT: `bench/ort_sessions.js` (N InferenceSession, '
+               '1 thread).', '']
         result['memory'] = {}
         for name in ('resnet18', 'ppocr_rec'):
             res = r.memory(name, ns)
-            part, summ = memory_table(name, res, None)
+            part, summ = memory_table(name, res)
             md += part
             result['memory'][name] = summ
             result.setdefault('_ort_create', {})[name] = res['ort'].get(8, {}).get('mean_create_ms')
