@@ -7,8 +7,9 @@
 //       Run each N in a fresh process so peaks do not carry over. --lend creates the executors
 //       with ExecutorOptions::lend_arena (no arena each; the slots lend theirs). --bind runs
 //       them the way weaveinfer does: every executor binds the same caller-owned inputs (one
-//       frame teed to N models) and a fresh caller-owned output buffer that is dropped after the
-//       run (a sink consumed it), so the executors need no input/output buffers of their own.
+//       frame teed to N models) and a fresh caller-owned output buffer (a PageBuffer, as
+//       weaveinfer's output frames) that is dropped after the run (a sink consumed it), so the
+//       executors need no input/output buffers of their own.
 //
 //   bench_instances setup MODEL [--shape NAME=DIMS ...] [--reps R] [--run-reps K]
 //       Time to first output of the first instance (cold: load + read/compile + plan + first
@@ -99,12 +100,17 @@ void first_run(Executor& ex, const std::vector<Tensor>& inputs) {
 void first_run_bound(Executor& ex, const std::vector<Tensor>& inputs) {
   for (int i = 0; i < static_cast<int>(inputs.size()); ++i)
     if (Status s = ex.bind_input(i, inputs[i].view()); !s) die("bench_instances: " + s.message());
-  std::vector<Tensor> outputs;
+  // Pages of their own, as weaveinfer's output frames: gone from the process once dropped.
+  std::vector<PageBuffer> outputs;
   for (int k = 0; k < ex.factory().num_outputs(); ++k) {
     auto dims = ex.output_dims(k);
     if (!dims) die("bench_instances: " + dims.message());
-    outputs.emplace_back(ex.factory().output_info(k).dtype, *dims);
-    if (Status s = ex.bind_output(k, outputs.back().view()); !s) die("bench_instances: " + s.message());
+    const DType dtype = ex.factory().output_info(k).dtype;
+    const std::size_t bytes = static_cast<std::size_t>(dims->numel()) * dtype_size(dtype);
+    outputs.push_back(PageBuffer::map(std::max<std::size_t>(bytes, 1)));
+    if (outputs.back().data() == nullptr) die("bench_instances: cannot map an output buffer");
+    if (Status s = ex.bind_output(k, TensorView{outputs.back().data(), dtype, *dims}); !s)
+      die("bench_instances: " + s.message());
   }
   if (Status s = ex.run(); !s) die("bench_instances: " + s.message());
   ex.unbind_all();

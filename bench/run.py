@@ -257,8 +257,14 @@ def memory_table(name, res):
                for k, _ in cols}
     summary['arena_mb'] = arena
     summary['workspace_mb'] = ws
+    notes = []
+    if 1 in w and 0 in w:
+        al, b0 = w[1]['after_load'], w[0]['end']
+        notes = ['One factory loaded, before any executor: anonymous %.1f MB, file-backed %.1f MB (the mapped '
+                 'artifact).' % (mb(al['rss_anon_kb'] - b0['rss_anon_kb']), mb(al['rss_file_kb'] - b0['rss_file_kb'])),
+                 '']
     md = ['### %s (%s, params %.1f MB, owning arena %.2f MB)' % (name, MODELS[name][2], params, arena), '',
-          *lines, '']
+          *lines, '', *notes]
     md += ['- ' + c for c in checks] + ['']
     return md, {'rows': summary, 'checks': checks}
 
@@ -354,8 +360,8 @@ def main():
                '`bench_instances mem` (load_factory + Executor::create per instance, default-codec artifact): '
                '*owning* (set_input / output(), an arena each), *lending* (`--lend`: ExecutorOptions::lend_arena, '
                'the compute slots lend their arenas) and *lending + bound I/O* (`--lend --bind`: every executor '
-               'binds one shared input and a caller output buffer dropped after the run, as weaveinfer does with '
-               'GstBuffers). weaveinfer: `bench_gst_instances` (appsrc ! tee, N × queue ! weaveinfer threads=1 ! '
+               'binds one shared input and a caller output buffer, pages of its own dropped after the run, as '
+               'weaveinfer does with its output frames). weaveinfer: `bench_gst_instances` (appsrc ! tee, N × queue ! weaveinfer threads=1 ! '
                'fakesink), with fakesink enable-last-sample=false, and as a second column with the default '
                '(each sink keeps its last output frame). ORT: `bench/ort_sessions.js` (N InferenceSession, '
                '1 thread).', '']

@@ -1,32 +1,24 @@
 #include "gst-plugin/gstweavememory.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
+#include <memory>
 
 #include "core/common/buffer.h"
 
 namespace weave::gst {
 namespace {
 
-struct Mapping {
-  void* data;
-  std::size_t length;
-};
-
-void unmap_frame(gpointer user_data) {
-  auto* m = static_cast<Mapping*>(user_data);
-  munmap(m->data, m->length);
-  g_free(m);
+void free_frame(gpointer frame) {
+  delete static_cast<weave::PageBuffer*>(frame);
 }
 
 GstBuffer* paged_buffer_new(std::size_t bytes) {
-  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t length = (bytes + page - 1) / page * page;
-  void* data = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (data == MAP_FAILED) return nullptr;
-  auto* m = g_new(Mapping, 1);
-  *m = Mapping{data, length};
-  return gst_buffer_new_wrapped_full(static_cast<GstMemoryFlags>(0), data, length, 0, bytes, m, unmap_frame);
+  auto frame = std::make_unique<weave::PageBuffer>(weave::PageBuffer::map(bytes));
+  if (frame->data() == nullptr) return nullptr;
+  std::byte* data = frame->data();
+  const std::size_t mapped = frame->mapped_size();
+  // The GstMemory owns the mapping from here on and unmaps it in free_frame.
+  return gst_buffer_new_wrapped_full(static_cast<GstMemoryFlags>(0), data, mapped, 0, bytes, frame.release(),
+                                     free_frame);
 }
 
 }  // namespace

@@ -1,12 +1,9 @@
 // Output frames of weaveinfer: GstBuffers the model writes into directly, 64-byte aligned.
-//
-// Frames of kPagedFrameBytes and more are an anonymous mapping of their own, unmapped when the
-// buffer's last reference goes. Freed malloc blocks would otherwise stay with the process:
-// glibc raises its mmap threshold after the first large free, so later frames come from the
-// heap of the streaming thread's malloc arena, and every element (one thread each) ends up
-// keeping a frame or two of freed memory (measured: 8 PP-OCR rec elements, 1.06 MB frames,
-// ~1 MB more per element; docs/performance.md). A mapping costs a page fault per 4 KiB
-// written, noise next to a model that produces megabytes.
+// Frames of kPagedFrameBytes and more are a weave::PageBuffer each (core/common/buffer.h),
+// unmapped when the buffer's last reference goes, so elements on their own streaming threads
+// do not each keep freed frames in their malloc arenas (measured: 8 PP-OCR rec elements with
+// 1.06 MB frames, ~1 MB more per element; docs/performance.md). The page faults of a fresh
+// mapping are noise next to a model that produces a quarter megabyte or more.
 #pragma once
 
 #include <gst/gst.h>

@@ -1,8 +1,12 @@
 #include "core/common/buffer.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
 
 namespace weave {
 
@@ -16,6 +20,38 @@ AlignedBuffer::AlignedBuffer(std::size_t bytes, bool zero) : size_(bytes) {
   if (!p) throw std::bad_alloc();
   if (zero) std::memset(p, 0, align_up(bytes));
   ptr_.reset(static_cast<std::byte*>(p));
+}
+
+PageBuffer PageBuffer::map(std::size_t bytes) {
+  PageBuffer b;
+  if (bytes == 0) return b;
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t mapped = align_up(bytes, page);
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return b;
+  b.data_ = static_cast<std::byte*>(p);
+  b.size_ = bytes;
+  b.mapped_ = mapped;
+  return b;
+}
+
+PageBuffer::PageBuffer(PageBuffer&& o) noexcept
+    : data_(std::exchange(o.data_, nullptr)),
+      size_(std::exchange(o.size_, 0)),
+      mapped_(std::exchange(o.mapped_, 0)) {}
+
+PageBuffer& PageBuffer::operator=(PageBuffer&& o) noexcept {
+  if (this != &o) {
+    this->~PageBuffer();
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    mapped_ = std::exchange(o.mapped_, 0);
+  }
+  return *this;
+}
+
+PageBuffer::~PageBuffer() {
+  if (data_ != nullptr) munmap(data_, mapped_);
 }
 
 SharedBytes SharedBytes::from(AlignedBuffer buf) {

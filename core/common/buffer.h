@@ -1,6 +1,7 @@
 // Byte storage. `SharedBytes` is an immutable view plus whatever keeps it alive (a heap block,
 // an mmap of a .weave file, another factory's params), so params can be shared across
-// executors and models without copies. `AlignedBuffer` is an owned, 64-byte aligned block.
+// executors and models without copies. `AlignedBuffer` is an owned, 64-byte aligned block;
+// `PageBuffer` an owned block of whole pages that goes back to the system when destroyed.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,29 @@ class AlignedBuffer {
   };
   std::unique_ptr<std::byte[], Free> ptr_;
   std::size_t size_ = 0;
+};
+
+// An anonymous mapping of its own, unmapped on destruction. For large blocks that come and go
+// on many threads (weaveinfer's output frames): a freed malloc block of megabytes stays in the
+// freeing thread's malloc arena (glibc raises its mmap threshold after the first such free),
+// so each streaming thread would keep a frame or two. Page-aligned, zero-filled by the system.
+class PageBuffer {
+ public:
+  PageBuffer() = default;
+  // `bytes` (> 0) rounded up to whole pages; empty (data() == nullptr) when the mapping fails.
+  [[nodiscard]] static PageBuffer map(std::size_t bytes);
+  PageBuffer(PageBuffer&& o) noexcept;
+  PageBuffer& operator=(PageBuffer&& o) noexcept;
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+  ~PageBuffer();
+  [[nodiscard]] std::byte* data() const { return data_; }
+  [[nodiscard]] std::size_t size() const { return size_; }           // as asked
+  [[nodiscard]] std::size_t mapped_size() const { return mapped_; }  // whole pages
+
+ private:
+  std::byte* data_ = nullptr;
+  std::size_t size_ = 0, mapped_ = 0;
 };
 
 class SharedBytes {
