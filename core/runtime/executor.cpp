@@ -177,6 +177,9 @@ Status Executor::use_plan(std::shared_ptr<const ShapePlan> plan) {
     ++stats_.plan_switches;
   }
   plan_ = std::move(plan);
+  // The last run's outputs were laid out for the old plan (and may live in memory that grows
+  // now): output() refuses them until the next run.
+  ran_ = false;
   reserve_arena(plan_->arena_bytes);
   size_outputs(*plan_);
   reserve_workspace(plan_->workspace_bytes);
@@ -467,6 +470,7 @@ Expected<Dims> Executor::output_dims(int index) {
 }
 
 Status Executor::run() {
+  ran_ = false;  // a failed run leaves no outputs to read
   WEAVE_TRY(prepare());
   if (views_dirty_) WEAVE_TRY(resolve_bindings());
   // R12: this thread computes on one slot of the process-wide budget (waits while all are busy).
@@ -536,7 +540,9 @@ Expected<ConstTensorView> Executor::output(int index) const {
     return make_error("output: index ", index, " out of range (the model has ", factory_->num_outputs(),
                       " outputs)");
   if (!ran_ || !plan_)
-    return make_error("output '", factory_->output_info(index).name, "': run() has not been called");
+    return make_error("output '", factory_->output_info(index).name,
+                      "': no outputs to read (run() has not succeeded since the executor was made or its "
+                      "input dims changed)");
   return slot_view(factory_->graph().outputs[index]);
 }
 

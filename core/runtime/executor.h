@@ -139,7 +139,9 @@ class Executor {
   [[nodiscard]] Expected<Dims> output_dims(int index);
 
   [[nodiscard]] Status run();
-  // Views into the executor's memory, valid until the next set_input/run.
+  // Views into the executor's memory (or the bound buffer), valid until the next set_input,
+  // bind_input or run. An error before the first successful run, after a failed one, and once
+  // new input dims were planned (set_input / bind_input / output_dims with other dims).
   [[nodiscard]] Expected<ConstTensorView> output(int index) const;
   [[nodiscard]] Expected<ConstTensorView> output(std::string_view name) const;
   // Stateless: binds all inputs (in input order), runs, returns owning copies of all outputs.
@@ -150,7 +152,8 @@ class Executor {
   [[nodiscard]] std::size_t arena_bytes() const { return arena_.size(); }
   // Bytes of the executor's own input and output buffers: where set_input copies to when the
   // arena is lent or the dims wait for a re-plan, and where a lending executor writes outputs
-  // nobody bound. Made on first use, so 0 while every input and output is bound.
+  // nobody bound. Made on first use and kept, so 0 for an executor whose inputs and outputs
+  // have always been bound.
   [[nodiscard]] std::size_t io_bytes() const;
   // Kernel scratch this executor owns: 0 on the process-wide budget (it uses the slots'
   // scratch), the plan's workspace with a private ExecutorOptions::parallel.

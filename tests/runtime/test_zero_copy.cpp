@@ -322,3 +322,41 @@ BOOST_AUTO_TEST_CASE(replan_beyond_bound_is_explicit_and_logged) {
   BOOST_TEST_REQUIRE(ex.run().ok());
   BOOST_TEST(logged.size() == 2u);
 }
+
+// Outputs belong to the run that made them. After new input dims are planned (which may grow
+// or move the memory they live in) or after a failed run, output() is an error, not a view of
+// the wrong size; for owning and lending executors alike.
+BOOST_AUTO_TEST_CASE(outputs_are_refused_once_new_dims_are_planned_or_a_run_failed) {
+  FactoryOptions o;
+  o.max_shapes["x"] = {1, 2, 4, 4};
+  o.replan_beyond_bound = true;
+  auto f = conv_factory(o);
+  for (bool lend : {false, true}) {
+    BOOST_TEST_CONTEXT("lend_arena " << lend) {
+      ExecutorOptions eo;
+      eo.lend_arena = lend;
+      Executor ex = make_executor(f, eo);
+      BOOST_TEST(!ex.output("y").ok());  // nothing ran yet
+      std::vector<float> x = ramp(2 * 6 * 7), relu, y;
+      BOOST_TEST_REQUIRE(ex.set_input("x", ConstTensorView{x.data(), DType::float32, Dims{1, 2, 2, 2}}).ok());
+      BOOST_TEST_REQUIRE(ex.run().ok());
+      BOOST_TEST_REQUIRE(ex.output("y").ok());
+      // Bigger dims, beyond the bound: output_dims plans for them (memory grows).
+      BOOST_TEST_REQUIRE(
+          ex.bind_input("x", ConstTensorView{x.data(), DType::float32, Dims{1, 2, 6, 7}}).ok());
+      BOOST_TEST_REQUIRE(ex.output_dims(0).ok());
+      auto stale = ex.output("y");
+      BOOST_TEST_REQUIRE(!stale.ok());
+      BOOST_TEST(contains(stale.message(), "input dims changed"), stale.message());
+      BOOST_TEST_REQUIRE(ex.run().ok());
+      conv_graph_reference(x, 6, 7, relu, y);
+      BOOST_TEST_REQUIRE(ex.output("y").ok());
+      check_close(ex.output("y")->as<float>(), y);
+      // A failed run (a bound output of the wrong dims) leaves nothing to read.
+      Buf out(12);
+      BOOST_TEST_REQUIRE(ex.bind_output("y", TensorView{out.at(), DType::float32, Dims{1, 3, 2, 2}}).ok());
+      BOOST_TEST(!ex.run().ok());
+      BOOST_TEST(!ex.output("y").ok());
+    }
+  }
+}
