@@ -42,7 +42,7 @@ PageBuffer::PageBuffer(PageBuffer&& o) noexcept
 
 PageBuffer& PageBuffer::operator=(PageBuffer&& o) noexcept {
   if (this != &o) {
-    this->~PageBuffer();
+    unmap();
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
     mapped_ = std::exchange(o.mapped_, 0);
@@ -51,7 +51,13 @@ PageBuffer& PageBuffer::operator=(PageBuffer&& o) noexcept {
 }
 
 PageBuffer::~PageBuffer() {
+  unmap();
+}
+
+void PageBuffer::unmap() noexcept {
   if (data_ != nullptr) munmap(data_, mapped_);
+  data_ = nullptr;
+  size_ = mapped_ = 0;
 }
 
 SharedBytes SharedBytes::from(AlignedBuffer buf) {

@@ -55,6 +55,7 @@ class PageBuffer {
   [[nodiscard]] std::size_t mapped_size() const { return mapped_; }  // whole pages
 
  private:
+  void unmap() noexcept;
   std::byte* data_ = nullptr;
   std::size_t size_ = 0, mapped_ = 0;
 };

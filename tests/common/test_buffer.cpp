@@ -1,6 +1,7 @@
 // Byte storage: AlignedBuffer (64-byte aligned, zeroed on request) and PageBuffer (a mapping of
 // its own: whole pages, zero-filled, unmapped when destroyed, movable).
 #define BOOST_TEST_MODULE buffer
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
@@ -13,6 +14,13 @@
 using namespace weave;
 
 namespace {
+// Whether the page at p is mapped: msync fails with ENOMEM on unmapped memory.
+bool mapped(const std::byte* p) {
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  void* start = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p) / page * page);
+  return msync(start, 1, MS_ASYNC) == 0;
+}
+
 bool all_zero(const std::byte* p, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i)
     if (p[i] != std::byte{0}) return false;
@@ -51,9 +59,24 @@ BOOST_AUTO_TEST_CASE(page_buffer_moves_its_mapping) {
   BOOST_TEST(b.data() == data);
   BOOST_TEST(std::to_integer<int>(b.data()[0]) == 7);
   PageBuffer c = PageBuffer::map(200);
+  std::byte* c_own = c.data();
   c = std::move(b);  // c's own mapping is unmapped, b's taken over
   BOOST_TEST(c.data() == data);
   BOOST_TEST(c.size() == 100u);
+  BOOST_TEST(b.data() == nullptr);
+  BOOST_TEST(!mapped(c_own));
+  BOOST_TEST(mapped(data));
+}
+
+BOOST_AUTO_TEST_CASE(page_buffer_goes_back_to_the_system_when_destroyed) {
+  std::byte* data = nullptr;
+  {
+    PageBuffer b = PageBuffer::map(1 << 20);
+    data = b.data();
+    BOOST_TEST_REQUIRE(mapped(data));
+    std::memset(b.data(), 1, b.size());
+  }
+  BOOST_TEST(!mapped(data));  // unmapped, not kept by an allocator
 }
 
 BOOST_AUTO_TEST_CASE(empty_page_buffer_maps_nothing) {
