@@ -16,9 +16,11 @@ struct FreeDCtx {
 
 // One decompression context per thread, reused: ZSTD_decompress makes and frees a context of
 // ~160 KB per call, which dominated loading models of many small params (4 frames per param
-// with zstd-planes).
+// with zstd-planes). The loading thread keeps its context (~100-160 KB) until it exits; the
+// artifact reader's helper threads end with each load.
 ZSTD_DCtx* thread_dctx() {
-  thread_local std::unique_ptr<ZSTD_DCtx, FreeDCtx> ctx(ZSTD_createDCtx());
+  thread_local std::unique_ptr<ZSTD_DCtx, FreeDCtx> ctx;
+  if (!ctx) ctx.reset(ZSTD_createDCtx());  // again next time if it failed
   return ctx.get();
 }
 
