@@ -4,13 +4,13 @@
 //
 // Builds, with gst_parse_launch,
 //   appsrc caps=CAPS ! tee name=t  t. ! queue ! weaveinfer model=MODEL threads=1 ! SINK  (x N)
-// SINK is DESC, by default "fakesink sync=false enable-last-sample=false": a fakesink otherwise
-// keeps its last output frame, memory of the sink and not of weaveinfer (pass
-// --sink "fakesink sync=false" to count it too).
-// pushes B buffers, waits until every element has processed all of them (frames-processed), then
-// reads the process's peak and current RSS and prints one JSON line. N = 0 runs
-// `appsrc ! fakesink` with the weave plugin loaded: the baseline of this binary.
-// Run each N in a fresh process (GST_PLUGIN_PATH must reach libgstweave.so).
+// pushes B buffers, waits until every element has processed all of them (frames-processed) and
+// EOS has reached every sink, then reads the process's peak and current RSS and prints one JSON
+// line. SINK is DESC, by default "fakesink sync=false enable-last-sample=false": a fakesink
+// otherwise keeps its last frame, memory of the sink and not of weaveinfer (pass
+// --sink "fakesink sync=false" to count it too). N = 0 runs `appsrc ! SINK` with the weave
+// plugin loaded: the baseline of this binary. Run each N in a fresh process (GST_PLUGIN_PATH
+// must reach libgstweave.so).
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 
@@ -47,8 +47,9 @@ int run(int argc, char** argv) {
   const std::string caps = argv[3];
   int buffers = 3;
   std::string sink = "fakesink sync=false enable-last-sample=false";
-  for (int a = 4; a + 1 < argc; a += 2) {
+  for (int a = 4; a < argc; a += 2) {
     const std::string opt = argv[a];
+    if (a + 1 >= argc) die("bench_gst_instances: " + opt + " needs a value");
     if (opt == "--buffers")
       buffers = std::max(1, std::atoi(argv[a + 1]));
     else if (opt == "--sink")
@@ -70,7 +71,7 @@ int run(int argc, char** argv) {
 
   std::string desc = "appsrc name=src format=time caps=\"" + caps + "\" ";
   if (n == 0) {
-    desc += "! fakesink sync=false";
+    desc += "! " + sink;
   } else {
     desc += "! tee name=t";
     for (int i = 0; i < n; ++i)
@@ -121,6 +122,13 @@ int run(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   j["wait_ms"] = ms_since(t0);
+  // frames-processed counts a frame before its output is pushed: let EOS through every branch
+  // (sinks post EOS once all came before it), so no frame is still on its way when measured.
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  GstMessage* eos = gst_bus_timed_pop_filtered(
+      bus, 600 * GST_SECOND, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+  if (eos == nullptr || GST_MESSAGE_TYPE(eos) != GST_MESSAGE_EOS) die("bench_gst_instances: no EOS");
+  gst_message_unref(eos);
   const ProcMemory m = read_proc_memory();
   j["end"] = {{"vm_hwm_kb", m.vm_hwm_kb},
               {"vm_rss_kb", m.vm_rss_kb},
@@ -146,10 +154,6 @@ int run(int argc, char** argv) {
     gst_object_unref(w0);
   }
 
-  gst_app_src_end_of_stream(GST_APP_SRC(src));
-  GstMessage* eos = gst_bus_timed_pop_filtered(
-      bus, 60 * GST_SECOND, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
-  if (eos) gst_message_unref(eos);
   gst_element_set_state(pipeline, GST_STATE_NULL);
   gst_object_unref(bus);
   gst_object_unref(src);

@@ -7,9 +7,10 @@
 //       Run each N in a fresh process so peaks do not carry over. --lend creates the executors
 //       with ExecutorOptions::lend_arena (no arena each; the slots lend theirs). --bind runs
 //       them the way weaveinfer does: every executor binds the same caller-owned inputs (one
-//       frame teed to N models) and a fresh caller-owned output buffer (a PageBuffer, as
-//       weaveinfer's output frames) that is dropped after the run (a sink consumed it), so the
-//       executors need no input/output buffers of their own.
+//       frame teed to N models) and a fresh caller-owned output buffer (a PageBuffer, like
+//       weaveinfer's output frames of 256 KiB and more) that is dropped after the run (a sink
+//       consumed it), so the executors need no input/output buffers of their own. All run on
+//       this thread (weaveinfer: one streaming thread per element).
 //
 //   bench_instances setup MODEL [--shape NAME=DIMS ...] [--reps R] [--run-reps K]
 //       Time to first output of the first instance (cold: load + read/compile + plan + first
@@ -100,7 +101,7 @@ void first_run(Executor& ex, const std::vector<Tensor>& inputs) {
 void first_run_bound(Executor& ex, const std::vector<Tensor>& inputs) {
   for (int i = 0; i < static_cast<int>(inputs.size()); ++i)
     if (Status s = ex.bind_input(i, inputs[i].view()); !s) die("bench_instances: " + s.message());
-  // Pages of their own, as weaveinfer's output frames: gone from the process once dropped.
+  // Pages of their own, like weaveinfer's large output frames: gone from the process once dropped.
   std::vector<PageBuffer> outputs;
   for (int k = 0; k < ex.factory().num_outputs(); ++k) {
     auto dims = ex.output_dims(k);
