@@ -461,8 +461,9 @@ Status load_params(const ParamsTable& t, const SharedBytes& file, std::span<cons
       continue;
     }
     const bool aligned = reinterpret_cast<std::uintptr_t>(blob.data()) % kAlignment == 0;
-    g.params[p].data = aligned && file.owner() && blob.size() >= kInPlaceMinBytes ? SharedBytes(blob, file.owner())
-                                                                                  : SharedBytes::copy_of(blob);
+    g.params[p].data = aligned && file.owner() && blob.size() >= kInPlaceMinBytes
+                           ? SharedBytes(blob, file.owner())
+                           : SharedBytes::copy_of(blob);
   }
 
   // Decoding dominates load time: spread the compressed params over the machine's cores.
@@ -490,7 +491,8 @@ Status load_params(const ParamsTable& t, const SharedBytes& file, std::span<cons
         continue;
       }
       if (crc32_of(buf.span()) != e.raw_crc) {
-        results[i] = fail("decoded bytes fail their checksum (codec '", codec_name, "' disagrees with the writer's)");
+        results[i] =
+            fail("decoded bytes fail their checksum (codec '", codec_name, "' disagrees with the writer's)");
         continue;
       }
       g.params[p].data = SharedBytes::from(std::move(buf));

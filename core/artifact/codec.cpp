@@ -48,7 +48,8 @@ uint32_t crc32_of(std::span<const std::byte> bytes) {
 CodecRegistry& CodecRegistry::global() {
   static CodecRegistry* registry = [] {
     auto* r = new CodecRegistry();  // never destroyed: codecs may be used during static teardown
-    for (auto& c : {codecs::make_none(), codecs::make_zlib(), codecs::make_zlib_shuffle(), codecs::make_zlib_planes()})
+    for (auto& c :
+         {codecs::make_none(), codecs::make_zlib(), codecs::make_zlib_shuffle(), codecs::make_zlib_planes()})
       r->codecs_.push_back(c);
 #ifdef WEAVE_HAVE_LZ4
     r->codecs_.push_back(codecs::make_lz4());

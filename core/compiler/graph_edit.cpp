@@ -38,5 +38,4 @@ ConstTensorView param_view(const Graph& g, int32_t value) {
   return ConstTensorView{g.params[v.param].data.data(), v.dtype, Dims(std::span<const int64_t>(v.shape))};
 }
 
-
 }  // namespace weave::compiler

@@ -21,9 +21,9 @@
 namespace weave {
 
 struct CompiledCacheOptions {
-  std::string cache_dir;       // empty: no cache; ONNX models are compiled in memory
+  std::string cache_dir;                           // empty: no cache; ONNX models are compiled in memory
   std::string codec = std::string(kDefaultCodec);  // params codec of the written artifact
-  LoadOptions load;            // compile and factory options, factory sharing
+  LoadOptions load;                                // compile and factory options, factory sharing
 };
 
 struct CachedLoad {

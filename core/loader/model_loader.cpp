@@ -38,8 +38,10 @@ Expected<std::shared_ptr<const Factory>> load_factory(const std::string& path, c
   if (!options.use_cache) return load();
   std::ostringstream opts;
   opts << "fold=" << options.compile.fold_constants << options.compile.fold_batchnorm;
-  for (const auto& [name, shape] : options.factory.plan_shapes) opts << ";" << name << "=" << shape_str(shape);
-  for (const auto& [name, shape] : options.factory.max_shapes) opts << ";max:" << name << "=" << shape_str(shape);
+  for (const auto& [name, shape] : options.factory.plan_shapes)
+    opts << ";" << name << "=" << shape_str(shape);
+  for (const auto& [name, shape] : options.factory.max_shapes)
+    opts << ";max:" << name << "=" << shape_str(shape);
   if (options.factory.replan_beyond_bound) opts << ";replan";
   // Where the params live differs (store vs. as loaded), so the two are different factories.
   if (!options.factory.dedup_params) opts << ";no-dedup";

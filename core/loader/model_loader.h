@@ -19,9 +19,9 @@
 namespace weave {
 
 struct LoadOptions {
-  CompileOptions compile;   // used for .onnx files
+  CompileOptions compile;  // used for .onnx files
   FactoryOptions factory;
-  bool use_cache = true;    // share one Factory per (file, size, mtime, options)
+  bool use_cache = true;  // share one Factory per (file, size, mtime, options)
 };
 
 // True when the file starts with the .weave magic.

@@ -160,7 +160,8 @@ BOOST_AUTO_TEST_CASE(mmap_none_params_point_into_the_mapping) {
   // One param big enough (>= 64 KiB) to be used in place; the small ones are copied so that a
   // mapping is only kept alive by params worth it.
   std::vector<float> big(32768, 0.5f);
-  const int32_t big_value = g.add_param(DType::float32, {32768}, SharedBytes::copy_of(std::as_bytes(std::span(big))));
+  const int32_t big_value =
+      g.add_param(DType::float32, {32768}, SharedBytes::copy_of(std::as_bytes(std::span(big))));
   const std::string path = tmp_path("mmap.weave");
   BOOST_REQUIRE(write_artifact(g, path, {.codec = "none"}).ok());
   auto back = read_artifact(path, {.use_mmap = true});
@@ -178,7 +179,8 @@ BOOST_AUTO_TEST_CASE(mmap_none_params_point_into_the_mapping) {
   int in_place = 0;
   for (const Param& p : back->params) {
     if (p.data.size() == 0) continue;
-    const bool inside = p.data.data() >= map.data() && p.data.data() + p.data.size() <= map.data() + map.size();
+    const bool inside =
+        p.data.data() >= map.data() && p.data.data() + p.data.size() <= map.data() + map.size();
     BOOST_TEST(inside == (p.data.size() >= 64 * 1024));
     if (inside) {
       BOOST_TEST(p.data.owner().get() == owner_big.get());
@@ -214,7 +216,8 @@ BOOST_AUTO_TEST_CASE(compressed_params_are_decoded_into_aligned_heap_blocks) {
 BOOST_AUTO_TEST_CASE(unaligned_memory_is_copied_not_aliased) {
   Graph g = sample_graph();
   std::vector<float> big(32768, 0.25f);  // >= 64 KiB: used in place when aligned
-  const int32_t big_value = g.add_param(DType::float32, {32768}, SharedBytes::copy_of(std::as_bytes(std::span(big))));
+  const int32_t big_value =
+      g.add_param(DType::float32, {32768}, SharedBytes::copy_of(std::as_bytes(std::span(big))));
   auto b = serialize(g, {.codec = "none"});
   // A buffer whose start is 1 byte past 64-byte alignment: blobs would be misaligned in place.
   auto block = std::make_shared<AlignedBuffer>(b.size() + 1);

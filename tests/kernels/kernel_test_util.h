@@ -13,7 +13,9 @@
 
 namespace weave {
 // Lets Boost.Test print dtypes in failed checks.
-inline std::ostream& operator<<(std::ostream& os, DType t) { return os << dtype_name(t); }
+inline std::ostream& operator<<(std::ostream& os, DType t) {
+  return os << dtype_name(t);
+}
 }  // namespace weave
 
 namespace weave::test {

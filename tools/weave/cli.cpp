@@ -53,9 +53,11 @@ std::vector<std::string> Args::all(const std::string& name) const {
 
 Expected<std::pair<std::string, Shape>> parse_named_shape(const std::string& text) {
   auto eq = text.rfind('=');
-  if (eq == std::string::npos || eq == 0) return make_error("expected NAME=DIMS (e.g. x=1x3x224x224), got '", text, "'");
+  if (eq == std::string::npos || eq == 0)
+    return make_error("expected NAME=DIMS (e.g. x=1x3x224x224), got '", text, "'");
   Shape s;
-  if (!parse_shape(text.substr(eq + 1), s)) return make_error("bad dims in '", text, "' (expected e.g. 1x3x224x224)");
+  if (!parse_shape(text.substr(eq + 1), s))
+    return make_error("bad dims in '", text, "' (expected e.g. 1x3x224x224)");
   return std::make_pair(text.substr(0, eq), s);
 }
 
@@ -87,12 +89,23 @@ Tensor synthetic_input(const TensorInfo& info, const Dims& dims, uint32_t seed) 
   };
   for (int64_t i = 0; i < t.numel(); ++i) {
     switch (info.dtype) {
-      case DType::float32: t.as<float>()[i] = static_cast<float>(next() >> 8) / float(1 << 23) - 1.f; break;
-      case DType::float64: t.as<double>()[i] = static_cast<double>(next() >> 8) / double(1 << 23) - 1.0; break;
-      case DType::int64: t.as<int64_t>()[i] = next() % 8; break;
-      case DType::int32: t.as<int32_t>()[i] = static_cast<int32_t>(next() % 8); break;
-      case DType::uint8: t.as<uint8_t>()[i] = static_cast<uint8_t>(next()); break;
-      default: break;  // zero-filled
+      case DType::float32:
+        t.as<float>()[i] = static_cast<float>(next() >> 8) / float(1 << 23) - 1.f;
+        break;
+      case DType::float64:
+        t.as<double>()[i] = static_cast<double>(next() >> 8) / double(1 << 23) - 1.0;
+        break;
+      case DType::int64:
+        t.as<int64_t>()[i] = next() % 8;
+        break;
+      case DType::int32:
+        t.as<int32_t>()[i] = static_cast<int32_t>(next() % 8);
+        break;
+      case DType::uint8:
+        t.as<uint8_t>()[i] = static_cast<uint8_t>(next());
+        break;
+      default:
+        break;  // zero-filled
     }
   }
   return t;
@@ -125,8 +138,7 @@ Expected<std::vector<Dims>> input_dims(const Factory& f, const std::map<std::str
     }
     out[i] = Dims(s);
   }
-  if (!missing.empty())
-    return make_error("dynamic dims need --shape NAME=DIMS for: ", missing);
+  if (!missing.empty()) return make_error("dynamic dims need --shape NAME=DIMS for: ", missing);
   return out;
 }
 

@@ -21,7 +21,7 @@ inline constexpr int kExitUsage = 2;
 // Minimal parser: positional arguments, `--flag`, `--key value` and `--key=value`; keys listed
 // in `repeatable` may appear more than once.
 class Args {
-public:
+ public:
   [[nodiscard]] static Expected<Args> parse(int argc, char** argv, const std::vector<std::string>& flags,
                                             const std::vector<std::string>& options);
   [[nodiscard]] bool flag(const std::string& name) const { return flags_.count(name) > 0; }
@@ -29,7 +29,7 @@ public:
   [[nodiscard]] std::vector<std::string> all(const std::string& name) const;
   [[nodiscard]] const std::vector<std::string>& positional() const { return positional_; }
 
-private:
+ private:
   std::vector<std::string> positional_;
   std::map<std::string, int> flags_;
   std::multimap<std::string, std::string> options_;
@@ -38,7 +38,8 @@ private:
 // "NAME=1x3x224x224" -> (NAME, shape); errors quote the argument.
 [[nodiscard]] Expected<std::pair<std::string, Shape>> parse_named_shape(const std::string& text);
 // Every NAME=DIMS value of a repeatable option, by name; errors name the option.
-[[nodiscard]] Expected<std::map<std::string, Shape>> named_shapes(const Args& args, const std::string& option);
+[[nodiscard]] Expected<std::map<std::string, Shape>> named_shapes(const Args& args,
+                                                                  const std::string& option);
 // Non-alphanumerics become '_' (the file names `weave run` writes).
 [[nodiscard]] std::string sanitize(const std::string& name);
 // A deterministic input for benchmarking: floats in [-1, 1), integers in [0, 8), bools false.

@@ -17,7 +17,8 @@ int cmd_compile(int argc, char** argv) {
       !(args->get("-o") || args->get("--output"))) {
     if (!args) std::fprintf(stderr, "weave compile: %s\n", args.message().c_str());
     std::fprintf(args && (args->flag("--help") || args->flag("-h")) ? stdout : stderr,
-                 "usage: weave compile MODEL.onnx -o MODEL.weave [--compression none|zlib|lz4|zstd|zlib-shuffle|zlib-planes|zstd-planes]\n"
+                 "usage: weave compile MODEL.onnx -o MODEL.weave [--compression "
+                 "none|zlib|lz4|zstd|zlib-shuffle|zlib-planes|zstd-planes]\n"
                  "                     [--level N] [--strip-names] [--shape NAME=DIMS ...]\n"
                  "  Imports the ONNX model, turns constants into params, removes Identity/Dropout,\n"
                  "  folds BatchNorm into Conv, infers shapes, plans memory and writes the artifact.\n"

@@ -1,9 +1,8 @@
 // weave inspect FILE [--json]
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "core/artifact/artifact.h"
 #include "core/loader/model_loader.h"
@@ -113,11 +112,13 @@ int cmd_inspect(int argc, char** argv) {
   for (const auto& t : f.inputs()) std::printf("  %-24s %s\n", t.name.c_str(), t.str().c_str());
   std::printf("outputs (%d):\n", f.num_outputs());
   for (const auto& t : f.outputs()) std::printf("  %-24s %s\n", t.name.c_str(), t.str().c_str());
-  std::printf("params:   %d (%s)\n", f.num_params(), human_bytes(static_cast<double>(f.param_bytes())).c_str());
+  std::printf("params:   %d (%s)\n", f.num_params(),
+              human_bytes(static_cast<double>(f.param_bytes())).c_str());
   if (j.contains("param_codecs"))
     for (const auto& [codec, v] : j["param_codecs"].items())
       std::printf("          %-12s %4d params, %s stored for %s raw\n", codec.c_str(), v["params"].get<int>(),
-                  human_bytes(v["stored"].get<double>()).c_str(), human_bytes(v["raw"].get<double>()).c_str());
+                  human_bytes(v["stored"].get<double>()).c_str(),
+                  human_bytes(v["raw"].get<double>()).c_str());
   if (plan) {
     std::string dims;
     for (int i = 0; i < f.num_inputs(); ++i)

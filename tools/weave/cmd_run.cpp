@@ -84,8 +84,8 @@ int cmd_run(int argc, char** argv) {
   }
   for (int i = 0; i < (*factory)->num_inputs(); ++i)
     if (!given[i]) {
-      std::fprintf(stderr, "weave run: missing --input %s=FILE.npy (%s)\n", (*factory)->input_info(i).name.c_str(),
-                   (*factory)->input_info(i).str().c_str());
+      std::fprintf(stderr, "weave run: missing --input %s=FILE.npy (%s)\n",
+                   (*factory)->input_info(i).name.c_str(), (*factory)->input_info(i).str().c_str());
       return kExitUsage;
     }
   if (Status st = ex->run(); !st) {
