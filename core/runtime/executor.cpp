@@ -53,16 +53,12 @@ Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, Exec
   const auto n_in = static_cast<std::size_t>(f.num_inputs());
   ex.input_state_.assign(n_in, InputState::unset);
   ex.park_.resize(n_in);
-  ex.park_need_.assign(n_in, 0);
   ex.park_dims_.resize(n_in);
   ex.bound_in_.resize(n_in);
   ex.bound_out_.resize(static_cast<std::size_t>(f.num_outputs()));
   ex.value_ptr_.assign(g.values.size(), nullptr);
   ex.copy_out_.reserve(static_cast<std::size_t>(f.num_outputs()));
-  if (ex.lending()) {
-    ex.own_out_.resize(static_cast<std::size_t>(f.num_outputs()));
-    ex.out_need_.assign(static_cast<std::size_t>(f.num_outputs()), 0);
-  }
+  if (ex.lending()) ex.own_out_.resize(static_cast<std::size_t>(f.num_outputs()));
   ex.seen_plans_.reserve(kSeenPlans);
   std::vector<Dims> dims;
   if (f.default_input_dims(dims))
@@ -74,9 +70,7 @@ Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, Exec
     // workspace of the bound, and room for every view. Own input and output buffers are sized for
     // the bound but made on first use (once), as a caller that binds them never needs them.
     ex.reserve_arena(bound->arena_bytes);
-    ex.size_outputs(*bound);
     ex.reserve_workspace(bound->workspace_bytes);
-    for (std::size_t i = 0; i < n_in; ++i) ex.park_need_[i] = slot_bytes(bound->slots[g.inputs[i]]);
     std::size_t n_in_views = 0, n_out_views = 0;
     for (const PlanStep& s : bound->steps) {
       n_in_views += s.inputs.size();
@@ -119,13 +113,10 @@ void Executor::reserve_arena(std::size_t bytes) {
   arena_ = AlignedBuffer(bytes, /*zero=*/false);
 }
 
-void Executor::size_outputs(const ShapePlan& plan) {
-  if (!lending()) return;
-  const Graph& g = factory_->graph();
-  for (std::size_t k = 0; k < own_out_.size(); ++k) {
-    const ValueSlot& s = plan.slots[g.outputs[k]];
-    if (s.kind == SlotKind::arena) out_need_[k] = std::max(out_need_[k], slot_bytes(s));
-  }
+std::size_t Executor::bound_bytes(int32_t value) const {
+  const auto bound = factory_->bound_plan();
+  if (!bound || bound->slots[value].kind != SlotKind::arena) return 0;
+  return slot_bytes(bound->slots[value]);
 }
 
 std::size_t Executor::io_bytes() const {
@@ -148,7 +139,8 @@ void Executor::park(int index, const void* data, const Dims& dims) {
   const auto i = static_cast<std::size_t>(index);
   const std::size_t bytes =
       static_cast<std::size_t>(dims.numel()) * dtype_size(factory_->input_info(index).dtype);
-  if (park_[i].size() < bytes) park_[i] = AlignedBuffer(std::max(bytes, park_need_[i]), false);
+  if (park_[i].size() < bytes)
+    park_[i] = AlignedBuffer(std::max(bytes, bound_bytes(factory_->graph().inputs[i])), false);
   if (bytes) std::memcpy(park_[i].data(), data, bytes);
   park_dims_[i] = dims;
   input_state_[i] = InputState::parked;
@@ -181,7 +173,6 @@ Status Executor::use_plan(std::shared_ptr<const ShapePlan> plan) {
   // now): output() refuses them until the next run.
   ran_ = false;
   reserve_arena(plan_->arena_bytes);
-  size_outputs(*plan_);
   reserve_workspace(plan_->workspace_bytes);
   // Rows of another plan's steps would be mislabelled.
   profile_.clear();
@@ -452,7 +443,7 @@ Status Executor::resolve_bindings() {
           slot_bytes(s) == 0)
         continue;
       if (own_out_[k].size() < slot_bytes(s))  // first unbound run (or a plan beyond the bound)
-        own_out_[k] = AlignedBuffer(std::max(slot_bytes(s), out_need_[k]), /*zero=*/false);
+        own_out_[k] = AlignedBuffer(std::max(slot_bytes(s), bound_bytes(v)), /*zero=*/false);
       value_ptr_[v] = own_out_[k].data();
     }
   }

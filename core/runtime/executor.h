@@ -186,10 +186,9 @@ class Executor {
   std::vector<Dims> pending_dims_;  // dims of inputs set since the plan was last chosen
   std::vector<InputState> input_state_;
   // Inputs whose dims differ from the plan's (or every set_input of a lending executor) wait
-  // here until run(). Made on first use, at least as big as the factory's bound (park_need_),
+  // here until run(). Made on first use, at least as big as the factory's bound (bound_bytes),
   // and only grown, so switching shapes within the bound does not allocate again.
   std::vector<AlignedBuffer> park_;
-  std::vector<std::size_t> park_need_;
   std::vector<Dims> park_dims_;
   bool replan_ = false;  // some pending dims differ from the plan's
   // Plans this executor used, most recent last: switching back to one is a lookup.
@@ -208,9 +207,9 @@ class Executor {
   [[nodiscard]] bool lending() const { return options_.lend_arena && !options_.parallel; }
   // Owns the arena of `bytes`, or with lending() makes sure the budget's arenas are that big.
   void reserve_arena(std::size_t bytes);
-  // With lending(): raises the own output buffers' sizes (out_need_) to the plan's output
-  // sizes; resolve_bindings makes or grows a buffer only for an output left unbound.
-  void size_outputs(const ShapePlan& plan);
+  // Bytes of `value` in the factory's bound plan (0 without a bound or outside the arena): the
+  // least an own input/output buffer is made with, so in-bound shapes never grow it.
+  [[nodiscard]] std::size_t bound_bytes(int32_t value) const;
   std::size_t lent_reserved_ = 0;  // arena bytes this lending executor made sure of
   // Start of the arena the views point into: the owned one, or the one leased by the last run.
   [[nodiscard]] const std::byte* arena_base() const { return lending() ? lent_base_ : arena_.data(); }
@@ -218,7 +217,6 @@ class Executor {
   AlignedBuffer arena_;
   std::byte* lent_base_ = nullptr;      // with lending(): the arena leased by the current/last run
   std::vector<AlignedBuffer> own_out_;  // with lending(): where unbound outputs are written
-  std::vector<std::size_t> out_need_;   // with lending(): the size each own_out_ is made with
   AlignedBuffer workspace_;             // private scratch, only with options_.parallel
   std::size_t ws_reserved_ = 0;         // scratch bytes this executor made sure of
   // Per step, resolved views; step s uses in_views_[in_begin_[s] .. in_begin_[s+1]).
