@@ -137,6 +137,45 @@ int64_t allocs_after_warm_up(Executor& ex, const std::vector<float>& x, int roun
   return all_ok ? static_cast<int64_t>(allocs) : -1;
 }
 
+// The expected "y" of conv_graph for each of kShapes, from the first values of x.
+std::vector<std::vector<float>> expected_outputs(const std::vector<float>& x) {
+  std::vector<std::vector<float>> want(std::size(kShapes));
+  for (std::size_t k = 0; k < std::size(kShapes); ++k) {
+    std::vector<float> relu;
+    weave::test::conv_graph_reference(
+        std::vector<float>(x.begin(), x.begin() + 2 * kShapes[k].h * kShapes[k].w), kShapes[k].h,
+        kShapes[k].w, relu, want[k]);
+  }
+  return want;
+}
+
+struct Alternation {
+  bool all_ok = true, all_right = true;
+  uint64_t allocs = 0;
+};
+
+// Three rounds over kShapes in changing orders: set_input, run, check output 0 against `want`;
+// counts the allocations of all of it.
+Alternation alternate_and_check(Executor& ex, const std::vector<float>& x,
+                                const std::vector<std::vector<float>>& want) {
+  Alternation r;
+  const uint64_t before = g_allocs.load();
+  for (int round = 0; round < 3; ++round)
+    for (std::size_t i = 0; i < std::size(kShapes); ++i) {
+      const std::size_t k = (i * (round + 1) + round) % std::size(kShapes);
+      const Shape2& s = kShapes[k];
+      r.all_ok =
+          r.all_ok && ex.set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok();
+      r.all_ok = r.all_ok && ex.run().ok();
+      auto y = ex.output(0);
+      r.all_ok = r.all_ok && y.ok();
+      for (std::size_t j = 0; r.all_ok && j < want[k].size(); ++j)
+        r.all_right = r.all_right && std::fabs(y->as<float>()[j] - want[k][j]) < 1e-5f;
+    }
+  r.allocs = g_allocs.load() - before;
+  return r;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(the_counter_sees_allocations) {
@@ -157,13 +196,7 @@ BOOST_AUTO_TEST_CASE(alternating_in_bound_shapes_with_set_input_allocates_nothin
   auto ex = Executor::create(f);
   BOOST_TEST_REQUIRE(ex.ok());
   const std::vector<float> x = weave::test::ramp(128);
-  std::vector<std::vector<float>> want(std::size(kShapes));
-  for (std::size_t k = 0; k < std::size(kShapes); ++k) {
-    std::vector<float> relu;
-    weave::test::conv_graph_reference(
-        std::vector<float>(x.begin(), x.begin() + 2 * kShapes[k].h * kShapes[k].w), kShapes[k].h,
-        kShapes[k].w, relu, want[k]);
-  }
+  const auto want = expected_outputs(x);
   // First sight of each shape: its plan is made (allocates, once), and the counter sees it.
   const uint64_t planning = g_allocs.load();
   for (const Shape2& s : kShapes) {
@@ -174,23 +207,10 @@ BOOST_AUTO_TEST_CASE(alternating_in_bound_shapes_with_set_input_allocates_nothin
   BOOST_TEST(g_allocs.load() - planning > 0u);
   const std::size_t arena = ex->arena_bytes();
   // From now on: not one allocation, whatever the order.
-  bool all_ok = true, all_right = true;
-  const uint64_t before = g_allocs.load();
-  for (int round = 0; round < 3; ++round)
-    for (std::size_t i = 0; i < std::size(kShapes); ++i) {
-      const std::size_t k = (i * (round + 1) + round) % std::size(kShapes);
-      const Shape2& s = kShapes[k];
-      all_ok =
-          all_ok && ex->set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok();
-      all_ok = all_ok && ex->run().ok();
-      auto y = ex->output(0);
-      all_ok = all_ok && y.ok();
-      for (std::size_t j = 0; all_ok && j < want[k].size(); ++j)
-        all_right = all_right && std::fabs(y->as<float>()[j] - want[k][j]) < 1e-5f;
-    }
-  const uint64_t allocs = g_allocs.load() - before;
-  BOOST_TEST(all_ok);
-  BOOST_TEST(all_right);
+  const Alternation r = alternate_and_check(*ex, x, want);
+  const uint64_t allocs = r.allocs;
+  BOOST_TEST(r.all_ok);
+  BOOST_TEST(r.all_right);
   BOOST_TEST(allocs == 0u);
   BOOST_TEST_MESSAGE("allocations over 18 runs alternating 6 in-bound shapes (set_input): " << allocs);
   BOOST_TEST(ex->arena_bytes() == arena);
@@ -262,13 +282,7 @@ BOOST_AUTO_TEST_CASE(a_lending_executor_alternating_shapes_allocates_nothing) {
   BOOST_TEST(ex->arena_bytes() == 0u);
   BOOST_TEST(ThreadBudget::global().arena_reserved() >= f->bound_plan()->arena_bytes);
   const std::vector<float> x = weave::test::ramp(128);
-  std::vector<std::vector<float>> want(std::size(kShapes));
-  for (std::size_t k = 0; k < std::size(kShapes); ++k) {
-    std::vector<float> relu;
-    weave::test::conv_graph_reference(
-        std::vector<float>(x.begin(), x.begin() + 2 * kShapes[k].h * kShapes[k].w), kShapes[k].h,
-        kShapes[k].w, relu, want[k]);
-  }
+  const auto want = expected_outputs(x);
   // Its own input and output buffers are made on first use, for the bound's dims: the first
   // (smallest) shape already makes them as big as any in-bound shape needs.
   const ShapePlan& bound = *f->bound_plan();
@@ -285,23 +299,10 @@ BOOST_AUTO_TEST_CASE(a_lending_executor_alternating_shapes_allocates_nothing) {
         ex->set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok());
     BOOST_TEST_REQUIRE(ex->run().ok());
   }
-  bool all_ok = true, all_right = true;
-  const uint64_t before = g_allocs.load();
-  for (int round = 0; round < 3; ++round)
-    for (std::size_t i = 0; i < std::size(kShapes); ++i) {
-      const std::size_t k = (i * (round + 1) + round) % std::size(kShapes);
-      const Shape2& s = kShapes[k];
-      all_ok =
-          all_ok && ex->set_input(0, ConstTensorView{x.data(), DType::float32, Dims{1, 2, s.h, s.w}}).ok();
-      all_ok = all_ok && ex->run().ok();
-      auto y = ex->output(0);
-      all_ok = all_ok && y.ok();
-      for (std::size_t j = 0; all_ok && j < want[k].size(); ++j)
-        all_right = all_right && std::fabs(y->as<float>()[j] - want[k][j]) < 1e-5f;
-    }
-  const uint64_t allocs = g_allocs.load() - before;
-  BOOST_TEST(all_ok);
-  BOOST_TEST(all_right);
+  const Alternation r = alternate_and_check(*ex, x, want);
+  const uint64_t allocs = r.allocs;
+  BOOST_TEST(r.all_ok);
+  BOOST_TEST(r.all_right);
   BOOST_TEST(allocs == 0u);
   BOOST_TEST_MESSAGE("allocations over 18 lending runs alternating 6 in-bound shapes: " << allocs);
   BOOST_TEST(ex->arena_bytes() == 0u);
