@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,13 @@ inline ProcMemory read_proc_memory() {
     in.ignore(1 << 20, '\n');
   }
   return m;
+}
+
+inline nlohmann::json memory_json(const ProcMemory& m) {
+  return {{"vm_hwm_kb", m.vm_hwm_kb},
+          {"vm_rss_kb", m.vm_rss_kb},
+          {"rss_anon_kb", m.rss_anon_kb},
+          {"rss_file_kb", m.rss_file_kb}};
 }
 
 using Clock = std::chrono::steady_clock;

@@ -129,11 +129,7 @@ int run(int argc, char** argv) {
       bus, 600 * GST_SECOND, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
   if (eos == nullptr || GST_MESSAGE_TYPE(eos) != GST_MESSAGE_EOS) die("bench_gst_instances: no EOS");
   gst_message_unref(eos);
-  const ProcMemory m = read_proc_memory();
-  j["end"] = {{"vm_hwm_kb", m.vm_hwm_kb},
-              {"vm_rss_kb", m.vm_rss_kb},
-              {"rss_anon_kb", m.rss_anon_kb},
-              {"rss_file_kb", m.rss_file_kb}};
+  j["end"] = memory_json(read_proc_memory());
   j["buffers"] = buffers;
   if (n > 0) {
     GstElement* w0 = gst_bin_get_by_name(GST_BIN(pipeline), "w0");

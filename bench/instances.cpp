@@ -117,13 +117,6 @@ void first_run_bound(Executor& ex, const std::vector<Tensor>& inputs) {
   ex.unbind_all();
 }
 
-nlohmann::json memory_json(const ProcMemory& m) {
-  return {{"vm_hwm_kb", m.vm_hwm_kb},
-          {"vm_rss_kb", m.vm_rss_kb},
-          {"rss_anon_kb", m.rss_anon_kb},
-          {"rss_file_kb", m.rss_file_kb}};
-}
-
 int run_mem(const Args& a) {
   nlohmann::json j;
   j["bench"] = "instances_mem";
