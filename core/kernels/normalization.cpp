@@ -54,8 +54,7 @@ class BatchNormKernel final : public Kernel {
   void run(const RunContext& ctx) const override {
     const Dims& xd = ctx.inputs[0].dims;
     const int64_t C = xd[1];
-    int64_t plane = 1;
-    for (int i = 2; i < xd.rank(); ++i) plane *= xd[i];
+    const int64_t plane = shape_numel(xd.span().subspan(2));  // spatial size
     const float* x = ctx.inputs[0].as<float>();
     float* y = ref::out_f32(ctx, 0);
     const float *sc = ctx.inputs[1].as<float>(), *bi = ctx.inputs[2].as<float>(),
@@ -206,8 +205,7 @@ class InstanceNormKernel final : public Kernel {
   void run(const RunContext& ctx) const override {
     const Dims& xd = ctx.inputs[0].dims;
     const int64_t C = xd[1];
-    int64_t plane = 1;
-    for (int i = 2; i < xd.rank(); ++i) plane *= xd[i];
+    const int64_t plane = shape_numel(xd.span().subspan(2));  // spatial size
     const float* x = ctx.inputs[0].as<float>();
     const float* sc = ctx.inputs[1].as<float>();
     const float* bi = ctx.inputs[2].as<float>();

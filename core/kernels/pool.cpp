@@ -139,8 +139,7 @@ class GlobalPoolKernel final : public Kernel {
 
   void run(const RunContext& ctx) const override {
     const Dims& xd = ctx.inputs[0].dims;
-    int64_t plane = 1;
-    for (int i = 2; i < xd.rank(); ++i) plane *= xd[i];
+    const int64_t plane = shape_numel(xd.span().subspan(2));  // spatial size
     const float* x = ctx.inputs[0].as<float>();
     float* y = ref::out_f32(ctx, 0);
     ctx.parallel.for_range(xd[0] * xd[1], 4, [&](int64_t p0, int64_t p1) {
