@@ -2,8 +2,8 @@
 //   node bench/ort_latency.js MODEL.onnx 'name:1x3x224x224[:int64]' ... [--threads T] [--iters N] [--warmup W]
 // One session (intra-op threads T, inter-op 1, all graph optimizations), W untimed runs, then N
 // timed runs on deterministic inputs; prints one JSON line: load_ms, median_ms, min_ms.
-// ORT_NODE may point at the onnxruntime-node package (default: require('onnxruntime-node')).
-const ort = require(process.env.ORT_NODE || 'onnxruntime-node');
+// ORT_NODE may point at the onnxruntime-node package (see bench/ort_common.js).
+const { ort, makeFeeds } = require('./ort_common');
 
 const args = process.argv.slice(2);
 let threads = 1, iters = 20, warmup = 3;
@@ -23,14 +23,7 @@ const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
     intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
   });
   const loadMs = nowMs() - t0;
-  const feeds = {};
-  for (const sp of specs) {
-    const [name, shp, ty] = sp.split(':');
-    const dims = shp.split('x').map(Number);
-    const count = dims.reduce((a, b) => a * b, 1);
-    if (ty === 'int64') feeds[name] = new ort.Tensor('int64', BigInt64Array.from({ length: count }, (_, i) => BigInt(i % 8)), dims);
-    else feeds[name] = new ort.Tensor('float32', Float32Array.from({ length: count }, (_, i) => Math.sin(i) * 0.5), dims);
-  }
+  const feeds = makeFeeds(specs);
   for (let i = 0; i < warmup; i++) await session.run(feeds);
   const times = [];
   for (let i = 0; i < iters; i++) {

@@ -4,9 +4,9 @@
 // with the process's resident set now (VmRSS) and at its peak (VmHWM), from /proc/self/status.
 // N = 0 only loads onnxruntime-node: that is the baseline (node + the ORT library) that the
 // benchmark subtracts to compare runtimes rather than interpreters.
-// ORT_NODE may point at the onnxruntime-node package (default: require('onnxruntime-node')).
+// ORT_NODE may point at the onnxruntime-node package (see bench/ort_common.js).
 const fs = require('fs');
-const ort = require(process.env.ORT_NODE || 'onnxruntime-node');
+const { ort, makeFeeds } = require('./ort_common');
 
 function procMemory() {
   const status = fs.readFileSync('/proc/self/status', 'utf8');
@@ -29,14 +29,7 @@ const n = +nText;
 
 (async () => {
   const start = procMemory();
-  const feeds = {};
-  for (const sp of specs) {
-    const [name, shp, ty] = sp.split(':');
-    const dims = shp.split('x').map(Number);
-    const count = dims.reduce((a, b) => a * b, 1);
-    if (ty === 'int64') feeds[name] = new ort.Tensor('int64', BigInt64Array.from({ length: count }, (_, i) => BigInt(i % 8)), dims);
-    else feeds[name] = new ort.Tensor('float32', Float32Array.from({ length: count }, (_, i) => Math.sin(i) * 0.5), dims);
-  }
+  const feeds = makeFeeds(specs);
   const sessions = [];
   let createMs = 0;
   for (let k = 0; k < n; k++) {
