@@ -22,6 +22,16 @@ KernelRegistry& KernelRegistry::global() {
   return *r;
 }
 
+const KernelRegistry& KernelRegistry::reference() {
+  static const KernelRegistry* r = [] {
+    auto* reg = new KernelRegistry();  // never destroyed, like global()
+    for (const Entry& e : global().entries_)
+      if (e.impl == "reference") reg->entries_.push_back(e);
+    return reg;
+  }();
+  return *r;
+}
+
 void KernelRegistry::add(std::string op, KernelFactory factory, int priority, std::string impl) {
   entries_.push_back(Entry{std::move(op), factory, priority, std::move(impl)});
   std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {

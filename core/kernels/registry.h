@@ -17,6 +17,9 @@ class KernelRegistry {
  public:
   // The process-wide registry with every built-in kernel. Thread-safe after first use.
   static KernelRegistry& global();
+  // The same kernels without any fast path (only impl == "reference"): what a portable build
+  // runs. Tests and the conformance runner use it to check both paths. Thread-safe.
+  static const KernelRegistry& reference();
 
   void add(std::string op, KernelFactory factory, int priority = 0, std::string impl = "reference");
   [[nodiscard]] bool supports(std::string_view op) const;
