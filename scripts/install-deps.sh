@@ -13,6 +13,8 @@ pkgs=(
   zlib1g-dev liblz4-dev libzstd-dev libboost-test-dev nlohmann-json3-dev
   # ONNX import (the importer is its own library; the runtime does not need it)
   libonnx-dev libprotobuf-dev protobuf-compiler
+  # ONNX's conformance cases (tests/conformance, docs/conformance.md)
+  libonnx-testdata
   # GStreamer elements, tools and the plugins our pipelines use
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-x
