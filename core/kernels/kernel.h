@@ -54,7 +54,19 @@ class Kernel {
   virtual ~Kernel() = default;
   [[nodiscard]] virtual Status infer(ShapeContext& ctx) const = 0;
   virtual void run(const RunContext& ctx) const = 0;
+  // Bit k set: infer() needs the values of input k, not only its dims (Reshape's shape,
+  // Slice's starts, TopK's K, NonZero's data). When such a value is computed from input data,
+  // the planner stops before this node and plans the rest once the value is known at run time
+  // (core/runtime/plan.h). Inputs infer() reads only when present and known may be listed too.
+  [[nodiscard]] virtual uint32_t value_inputs() const { return 0; }
 };
+
+// value_inputs() mask of inputs [first, last].
+[[nodiscard]] constexpr uint32_t input_bits(int first, int last) {
+  uint32_t m = 0;
+  for (int i = first; i <= last; ++i) m |= 1u << i;
+  return m;
+}
 
 // Returns a kernel, nullptr to decline (the registry then tries the next candidate), or an Error
 // that names the node and what is wrong with it.

@@ -110,6 +110,7 @@ Status reduce_mask(const Dims& d, std::span<const int64_t> axes, bool noop_empty
 template <Red op>
 class ReduceKernel final : public Kernel {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 1; }  // axes (opset 18)
   ReduceKernel(std::vector<int64_t> axes, bool has_attr_axes, bool keepdims, bool noop)
       : axes_(std::move(axes)), attr_axes_(has_attr_axes), keepdims_(keepdims), noop_(noop) {}
 
@@ -327,6 +328,7 @@ Factory make_arg(const KernelSetup& s) {
 // order for any input. K must be known at infer time.
 class TopKKernel final : public Kernel {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 1; }  // K
   // Slices are spread over at most this many chunks, each with its own index scratch.
   static constexpr int64_t kChunks = 8;
 

@@ -23,6 +23,9 @@ struct AxisMap {
 
 class ResizeKernel final : public Kernel {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override {
+    return (scales_in_ >= 0 ? 1u << scales_in_ : 0u) | (sizes_in_ >= 0 ? 1u << sizes_in_ : 0u);
+  }
   ResizeKernel(bool linear, Coord coord, Nearest nearest, int scales_in, int sizes_in)
       : linear_(linear), coord_(coord), nearest_(nearest), scales_in_(scales_in), sizes_in_(sizes_in) {}
 

@@ -116,6 +116,7 @@ class ReshapeLike : public Kernel {
 
 class ReshapeKernel final : public ReshapeLike {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 1; }  // shape
   explicit ReshapeKernel(bool allowzero) : allowzero_(allowzero) {}
 
  protected:
@@ -181,6 +182,7 @@ class FlattenKernel final : public ReshapeLike {
 // Squeeze / Unsqueeze: axes from attribute (opset < 13) or the optional int64 input 1.
 class SqueezeKernel final : public ReshapeLike {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 1; }  // axes
   SqueezeKernel(bool unsqueeze, bool axes_from_input, std::vector<int64_t> attr_axes, bool has_attr)
       : unsqueeze_(unsqueeze),
         from_input_(axes_from_input),
@@ -391,6 +393,7 @@ class ConcatKernel final : public Kernel {
 
 class SplitKernel final : public Kernel {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 1; }  // split
   SplitKernel(int64_t axis, std::vector<int64_t> split_attr, bool split_from_input, int64_t num_outputs)
       : axis_(axis),
         split_attr_(std::move(split_attr)),
@@ -525,6 +528,7 @@ Status slice_params(const Dims& d, std::span<const int64_t> starts, std::span<co
 
 class SliceKernel final : public Kernel {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override { return input_bits(1, 4); }
   // opset < 10: starts/ends/axes attributes; otherwise inputs 1..4.
   SliceKernel(bool from_attrs, std::vector<int64_t> starts, std::vector<int64_t> ends,
               std::vector<int64_t> axes)
@@ -721,6 +725,7 @@ class GatherElementsKernel final : public Kernel {
 
 class ExpandKernel final : public Kernel {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 1; }  // shape
   Status infer(ShapeContext& ctx) const override {
     WEAVE_TRY(need_input(ctx, 0, "data"));
     if (!has_input(ctx.inputs, 1)) return make_error(ctx.label, ": Expand needs the shape input");
@@ -749,6 +754,7 @@ class ExpandKernel final : public Kernel {
 
 class TileKernel final : public Kernel {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 1; }  // repeats
   Status infer(ShapeContext& ctx) const override {
     WEAVE_TRY(need_input(ctx, 0, "data"));
     if (!has_input(ctx.inputs, 1)) return make_error(ctx.label, ": Tile needs the repeats input");
@@ -796,6 +802,7 @@ class TileKernel final : public Kernel {
 
 class ConstantOfShapeKernel final : public Kernel {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 0; }  // shape
   explicit ConstantOfShapeKernel(TensorAttr value) : value_(std::move(value)) {}
   Status infer(ShapeContext& ctx) const override {
     if (!has_input(ctx.inputs, 0)) return make_error(ctx.label, ": ConstantOfShape needs the shape input");
@@ -837,6 +844,7 @@ Factory make_constant_of_shape(const KernelSetup& s) {
 
 class RangeKernel final : public Kernel {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override { return input_bits(0, 2); }
   Status infer(ShapeContext& ctx) const override {
     const char* names[] = {"start", "limit", "delta"};
     for (std::size_t i = 0; i < 3; ++i) {
@@ -916,6 +924,7 @@ inline int64_t pad_map(int64_t o, int64_t pb, int64_t d, PadMode m) {
 
 class PadKernel final : public Kernel {
  public:
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 1 | 1u << 3; }  // pads, axes
   PadKernel(PadMode mode, bool from_attrs, std::vector<int64_t> pads, float value)
       : mode_(mode), from_attrs_(from_attrs), pads_(std::move(pads)), value_(value) {}
 

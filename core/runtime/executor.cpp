@@ -71,15 +71,7 @@ Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, Exec
     // the bound but made on first use (once), as a caller that binds them never needs them.
     ex.reserve_arena(bound->arena_bytes);
     ex.reserve_workspace(bound->workspace_bytes);
-    std::size_t n_in_views = 0, n_out_views = 0;
-    for (const PlanStep& s : bound->steps) {
-      n_in_views += s.inputs.size();
-      n_out_views += s.outputs.size();
-    }
-    ex.in_views_.reserve(n_in_views);
-    ex.out_views_.reserve(n_out_views);
-    ex.in_begin_.reserve(bound->steps.size() + 1);
-    ex.out_begin_.reserve(bound->steps.size() + 1);
+    ex.views_.reserve(*bound);
   }
   if (auto plan = f.default_plan()) {
     WEAVE_TRY(ex.use_plan(plan));
@@ -172,6 +164,7 @@ Status Executor::use_plan(std::shared_ptr<const ShapePlan> plan) {
   // The last run's outputs were laid out for the old plan (and may live in memory that grows
   // now): output() refuses them until the next run.
   ran_ = false;
+  final_plan_ = nullptr;
   reserve_arena(plan_->arena_bytes);
   reserve_workspace(plan_->workspace_bytes);
   // Rows of another plan's steps would be mislabelled.
@@ -180,32 +173,50 @@ Status Executor::use_plan(std::shared_ptr<const ShapePlan> plan) {
   return {};
 }
 
-ConstTensorView Executor::slot_view(int32_t v) const {
-  const ValueSlot& s = plan_->slots[v];
-  const void* data = value_ptr_[v] != nullptr    ? value_ptr_[v]
-                     : s.kind == SlotKind::arena ? static_cast<const void*>(arena_base() + s.offset)
-                                                 : s.data;
+const std::byte* Executor::stage_base(int32_t stage) const {
+  if (stage == 0) return arena_base();
+  return stages_[static_cast<std::size_t>(stage) - 1].arena.data();
+}
+
+ConstTensorView Executor::slot_view(const ShapePlan& plan, int32_t v) const {
+  const ValueSlot& s = plan.slots[v];
+  // Bound buffers stand for values the run writes (or reads as inputs): arena values only.
+  const void* data = s.kind != SlotKind::arena  ? s.data
+                     : value_ptr_[v] != nullptr ? value_ptr_[v]
+                                                : static_cast<const void*>(stage_base(s.stage) + s.offset);
   return ConstTensorView{data, s.dtype, s.dims};
 }
 
-void Executor::bind_views() {
+void Executor::StepViews::reserve(const ShapePlan& plan) {
+  std::size_t n_in = 0, n_out = 0;
+  for (const PlanStep& s : plan.steps) {
+    n_in += s.inputs.size();
+    n_out += s.outputs.size();
+  }
+  in.reserve(n_in);
+  out.reserve(n_out);
+  in_begin.reserve(plan.steps.size() + 1);
+  out_begin.reserve(plan.steps.size() + 1);
+}
+
+void Executor::bind_views(const ShapePlan& plan, StepViews& views) {
   // clear() keeps the capacity: after the largest plan was bound once, rebinding never allocates.
-  in_views_.clear();
-  out_views_.clear();
-  in_begin_.assign(1, 0);
-  out_begin_.assign(1, 0);
-  for (const PlanStep& step : plan_->steps) {
-    for (int32_t v : step.inputs) in_views_.push_back(v == kNoValue ? ConstTensorView{} : slot_view(v));
+  views.in.clear();
+  views.out.clear();
+  views.in_begin.assign(1, 0);
+  views.out_begin.assign(1, 0);
+  for (const PlanStep& step : plan.steps) {
+    for (int32_t v : step.inputs) views.in.push_back(v == kNoValue ? ConstTensorView{} : slot_view(plan, v));
     for (int32_t v : step.outputs) {
       if (v == kNoValue) {
-        out_views_.push_back(TensorView{});
+        views.out.push_back(TensorView{});
         continue;
       }
-      ConstTensorView c = slot_view(v);
-      out_views_.push_back(TensorView{const_cast<void*>(c.data), c.dtype, c.dims});
+      ConstTensorView c = slot_view(plan, v);
+      views.out.push_back(TensorView{const_cast<void*>(c.data), c.dtype, c.dims});
     }
-    in_begin_.push_back(in_views_.size());
-    out_begin_.push_back(out_views_.size());
+    views.in_begin.push_back(views.in.size());
+    views.out_begin.push_back(views.out.size());
   }
 }
 
@@ -418,6 +429,7 @@ Status Executor::resolve_bindings() {
     if (!b.present()) continue;
     const int32_t v = g.outputs[k];
     const ValueSlot& s = plan_->slots[v];
+    if (s.kind == SlotKind::none) continue;  // made by a later stage: bind_stage_outputs
     if (!(s.dims == b.dims) || s.dtype != b.dtype)
       return make_error("run: output '", factory_->output_info(static_cast<int>(k)).name, "' is bound to a ",
                         dtype_name(b.dtype), "[", shape_str(b.dims.span()), "] buffer, but the inputs ",
@@ -447,8 +459,32 @@ Status Executor::resolve_bindings() {
       value_ptr_[v] = own_out_[k].data();
     }
   }
-  bind_views();
+  bind_views(*plan_, views_);
+  ++views_epoch_;  // stage views may point at values of plan_ or at bound buffers
   views_dirty_ = false;
+  return {};
+}
+
+Status Executor::bind_stage_outputs(const ShapePlan& plan) {
+  const Graph& g = factory_->graph();
+  for (std::size_t k = 0; k < bound_out_.size(); ++k) {
+    const TensorView& b = bound_out_[k];
+    if (!b.present()) continue;
+    const int32_t v = g.outputs[k];
+    const ValueSlot& s = plan.slots[v];
+    if (plan_->slots[v].kind != SlotKind::none || s.kind == SlotKind::none) continue;
+    const bool mine = s.kind == SlotKind::arena && s.stage == plan.stage;
+    if (!mine && (s.kind != SlotKind::known || plan.head->slots[v].kind != SlotKind::none)) continue;
+    if (!(s.dims == b.dims) || s.dtype != b.dtype)
+      return make_error("run: output '", factory_->output_info(static_cast<int>(k)).name, "' is bound to a ",
+                        dtype_name(b.dtype), "[", shape_str(b.dims.span()),
+                        "] buffer, but this run makes it ", dtype_name(s.dtype), "[",
+                        shape_str(s.dims.span()),
+                        "] (its shape depends on values computed in the run); bind_output again or "
+                        "unbind_output");
+    // Written in place by its step; a value known while planning is copied at the end.
+    if (mine && b.bytes() > 0) value_ptr_[v] = b.data;
+  }
   return {};
 }
 
@@ -457,36 +493,24 @@ Expected<Dims> Executor::output_dims(int index) {
     return make_error("output_dims: index ", index, " out of range (the model has ", factory_->num_outputs(),
                       " outputs)");
   WEAVE_TRY(prepare());
-  return plan_->slots[factory_->graph().outputs[index]].dims;
+  const int32_t v = factory_->graph().outputs[index];
+  if (plan_->slots[v].kind != SlotKind::none) return plan_->slots[v].dims;
+  if (ran_ && final_plan_) return final_plan_->slots[v].dims;  // the last run's, same input dims
+  return make_error("output_dims: output '", factory_->output_info(index).name,
+                    "' has a shape that depends on values computed in the run (", plan_->cut_reason,
+                    "); run once, or read it from output() after running");
 }
 
-Status Executor::run() {
-  ran_ = false;  // a failed run leaves no outputs to read
-  WEAVE_TRY(prepare());
-  if (views_dirty_) WEAVE_TRY(resolve_bindings());
-  // R12: this thread computes on one slot of the process-wide budget (waits while all are busy).
-  const ComputeToken slot;
-  // The scratch of the slot this thread computes on (a spare when this run is nested in another
-  // one's kernel or chunk), or the private one with a private `parallel`.
-  const SlotWorkspace slot_ws(options_.parallel ? 0 : plan_->workspace_bytes);
-  const std::span<std::byte> workspace = options_.parallel ? workspace_.span() : slot_ws.span();
-  // With lend_arena: the slot's arena (a spare when nested). Views point into the last run's
-  // lease, so they are re-pointed only when this lease is another buffer (no allocation).
-  const SlotArena lent(lending() ? plan_->arena_bytes : 0);
-  if (lending() && lent.span().data() != lent_base_) {
-    lent_base_ = lent.span().data();
-    bind_views();
-  }
-  const Parallel& par =
-      options_.parallel ? *options_.parallel : ThreadBudget::global().parallel(options_.threads);
-  const auto& steps = plan_->steps;
+void Executor::run_steps(const ShapePlan& plan, const StepViews& views, std::span<std::byte> workspace,
+                         const Parallel& par, std::size_t& profile_row) {
+  const auto& steps = plan.steps;
   const bool prof = options_.profile;
-  if (prof) profile_.resize(steps.size());
   for (std::size_t s = 0; s < steps.size(); ++s) {
-    RunContext rc{
-        std::span<const ConstTensorView>(in_views_.data() + in_begin_[s], in_begin_[s + 1] - in_begin_[s]),
-        std::span<const TensorView>(out_views_.data() + out_begin_[s], out_begin_[s + 1] - out_begin_[s]),
-        workspace, par};
+    RunContext rc{std::span<const ConstTensorView>(views.in.data() + views.in_begin[s],
+                                                   views.in_begin[s + 1] - views.in_begin[s]),
+                  std::span<const TensorView>(views.out.data() + views.out_begin[s],
+                                              views.out_begin[s + 1] - views.out_begin[s]),
+                  workspace, par};
     if (!prof) {
       factory_->kernel(steps[s].node).run(rc);
       continue;
@@ -494,9 +518,11 @@ Status Executor::run() {
     auto t0 = std::chrono::steady_clock::now();
     factory_->kernel(steps[s].node).run(rc);
     auto t1 = std::chrono::steady_clock::now();
-    OpProfile& p = profile_[s];
-    if (p.op.empty()) {
+    if (profile_.size() <= profile_row) profile_.resize(profile_row + 1);
+    OpProfile& p = profile_[profile_row++];
+    if (p.node != steps[s].node || p.op.empty()) {
       const Graph& g = factory_->graph();
+      p = OpProfile{};
       p.node = steps[s].node;
       p.op = g.nodes[p.node].op;
       p.label = g.node_label(p.node);
@@ -508,14 +534,109 @@ Status Executor::run() {
     }
     p.ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   }
+}
+
+Executor::StagePlan& Executor::adopt_stage(std::size_t k, std::shared_ptr<const ShapePlan> head,
+                                           std::shared_ptr<const ShapePlan> plan) {
+  if (stages_.size() < k) stages_.resize(k);
+  Stage& st = stages_[k - 1];
+  if (st.arena.size() < plan->arena_bytes) {
+    if (st.arena.size() > 0) ++stats_.arena_growths;
+    st.arena = AlignedBuffer(plan->arena_bytes, /*zero=*/false);
+    ++views_epoch_;  // views into the old buffer, of this stage's plans and later ones
+  }
+  reserve_workspace(plan->workspace_bytes);
+  if (st.plans.size() >= kSeenPlans) st.plans.erase(st.plans.begin());
+  ++stats_.plan_switches;
+  StagePlan& sp = st.plans.emplace_back();
+  sp.head = std::move(head);
+  sp.plan = std::move(plan);
+  sp.views.reserve(*sp.plan);
+  return sp;
+}
+
+Status Executor::run_stages(const Parallel& par, std::size_t& profile_row) {
+  const ShapePlan* cur = plan_.get();
+  std::shared_ptr<const ShapePlan> cur_ref = plan_;
+  for (std::size_t k = 1; !cur->complete(); ++k) {
+    cut_views_.clear();
+    for (int32_t v : cur->cut_values) cut_views_.push_back(slot_view(*cur, v));
+    StagePlan* sp = nullptr;
+    if (stages_.size() >= k)
+      for (StagePlan& c : stages_[k - 1].plans)
+        if (c.plan->head == cur && continues_for(*c.plan, cut_views_)) sp = &c;
+    if (sp == nullptr) {
+      // New values at this cut: plan the rest for them (shared through the head plan's cache).
+      log("run: " + cur->cut_reason + ", computed in this run: planning the rest of the graph for them");
+      auto next = factory_->continue_plan(*cur, cut_views_);
+      if (!next) return next.error();
+      sp = &adopt_stage(k, cur_ref, *next);
+    }
+    if (sp->views_epoch != views_epoch_) {
+      WEAVE_TRY(bind_stage_outputs(*sp->plan));
+      bind_views(*sp->plan, sp->views);
+      sp->views_epoch = views_epoch_;
+    }
+    // This stage's scratch: the slot's, or the private one.
+    if (options_.parallel) {
+      run_steps(*sp->plan, sp->views, workspace_.span(), par, profile_row);
+    } else {
+      const SlotWorkspace ws(sp->plan->workspace_bytes);
+      run_steps(*sp->plan, sp->views, ws.span(), par, profile_row);
+    }
+    cur = sp->plan.get();
+    cur_ref = sp->plan;
+  }
+  final_plan_ = cur;
+  return {};
+}
+
+Status Executor::run() {
+  ran_ = false;  // a failed run leaves no outputs to read
+  final_plan_ = nullptr;
+  WEAVE_TRY(prepare());
+  if (views_dirty_) WEAVE_TRY(resolve_bindings());
+  // R12: this thread computes on one slot of the process-wide budget (waits while all are busy).
+  const ComputeToken slot;
+  const Parallel& par =
+      options_.parallel ? *options_.parallel : ThreadBudget::global().parallel(options_.threads);
+  std::size_t profile_row = 0;
+  // The scratch of the slot this thread computes on (a spare when this run is nested in another
+  // one's kernel or chunk), or the private one with a private `parallel`.
+  const SlotWorkspace slot_ws(options_.parallel ? 0 : plan_->workspace_bytes);
+  const std::span<std::byte> workspace = options_.parallel ? workspace_.span() : slot_ws.span();
+  // With lend_arena: the slot's arena (a spare when nested). Views point into the last run's
+  // lease, so they are re-pointed only when this lease is another buffer (no allocation).
+  const SlotArena lent(lending() ? plan_->arena_bytes : 0);
+  if (lending() && lent.span().data() != lent_base_) {
+    lent_base_ = lent.span().data();
+    bind_views(*plan_, views_);
+    ++views_epoch_;
+  }
+  run_steps(*plan_, views_, workspace, par, profile_row);
+  // Shapes known only at run time: the continuation stages (they read the lent arena too).
+  if (plan_->complete())
+    final_plan_ = plan_.get();
+  else
+    WEAVE_TRY(run_stages(par, profile_row));
+  if (options_.profile) profile_.resize(profile_row);
+  const Graph& g = factory_->graph();
   // Bound outputs no step could write in place (params, values known at plan time, ...).
-  for (int k : copy_out_) {
-    const TensorView& b = bound_out_[static_cast<std::size_t>(k)];
-    ConstTensorView src = slot_view(factory_->graph().outputs[k]);
+  auto copy_out = [&](std::size_t k) {
+    const TensorView& b = bound_out_[k];
+    ConstTensorView src = slot_view(*final_plan_, g.outputs[k]);
     std::memcpy(b.data, src.data, b.bytes());
     ++pending_copies_.output_copies;
     pending_copies_.bytes_copied += b.bytes();
-  }
+  };
+  for (int k : copy_out_) copy_out(static_cast<std::size_t>(k));
+  if (final_plan_ != plan_.get())
+    for (std::size_t k = 0; k < bound_out_.size(); ++k) {
+      const int32_t v = g.outputs[k];
+      if (bound_out_[k].present() && bound_out_[k].bytes() > 0 && plan_->slots[v].kind == SlotKind::none &&
+          (final_plan_->slots[v].kind != SlotKind::arena || value_ptr_[v] != bound_out_[k].data))
+        copy_out(k);
+    }
   ran_ = true;
   ++stats_.runs;
   stats_.last_run = pending_copies_;
@@ -530,11 +651,11 @@ Expected<ConstTensorView> Executor::output(int index) const {
   if (index < 0 || index >= factory_->num_outputs())
     return make_error("output: index ", index, " out of range (the model has ", factory_->num_outputs(),
                       " outputs)");
-  if (!ran_ || !plan_)
+  if (!ran_ || !plan_ || !final_plan_)
     return make_error("output '", factory_->output_info(index).name,
                       "': no outputs to read (run() has not succeeded since the executor was made or its "
                       "input dims changed)");
-  return slot_view(factory_->graph().outputs[index]);
+  return slot_view(*final_plan_, factory_->graph().outputs[index]);
 }
 
 Expected<ConstTensorView> Executor::output(std::string_view name) const {

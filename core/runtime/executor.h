@@ -7,7 +7,10 @@
 // Stateless use (R9):         auto outs = ex.run({view_x});   // owning copies of every output
 //
 // Changing input dims re-plans (plans are cached in the Factory and shared); run() itself never
-// allocates.
+// allocates when every shape follows from the input dims. A model whose shapes depend on values
+// computed at run time (a Reshape whose shape is computed from input data, NonZero, ...) runs in
+// stages (core/runtime/plan.h): run() plans the rest of the graph the first time it meets new
+// such values (allocating then), and reuses that plan, allocation-free, while they repeat.
 //
 // Memory: an executor owns its arena (planned tensors). Kernel scratch (im2col, ...) is not
 // its own: run() leases the scratch of the compute slot it runs on from the process-wide budget
@@ -159,6 +162,11 @@ class Executor {
   // scratch), the plan's workspace with a private ExecutorOptions::parallel.
   [[nodiscard]] std::size_t workspace_bytes() const { return workspace_.size(); }
   [[nodiscard]] const ShapePlan* plan() const { return plan_.get(); }
+  // Plans of the continuation stages the last run went through (shapes known only at run
+  // time, see plan.h); empty when plan() covers the whole graph.
+  [[nodiscard]] std::size_t stages() const {
+    return final_plan_ ? static_cast<std::size_t>(final_plan_->stage) : 0;
+  }
 
  private:
   enum class InputState : uint8_t { unset, in_arena, parked, bound };
@@ -166,8 +174,7 @@ class Executor {
   explicit Executor(std::shared_ptr<const Factory> f, ExecutorOptions o)
       : factory_(std::move(f)), options_(std::move(o)) {}
   [[nodiscard]] Status use_plan(std::shared_ptr<const ShapePlan> plan);
-  void bind_views();
-  [[nodiscard]] ConstTensorView slot_view(int32_t value) const;
+  [[nodiscard]] ConstTensorView slot_view(const ShapePlan& plan, int32_t value) const;
   // Shared checks of set_input and bind_input: index, dtype, rank, static dims, bound.
   [[nodiscard]] Status check_input(const char* what, int index, const ConstTensorView& value) const;
   // Copies into the input's parking buffer (grown only when too small).
@@ -219,10 +226,43 @@ class Executor {
   std::vector<AlignedBuffer> own_out_;  // with lending(): where unbound outputs are written
   AlignedBuffer workspace_;             // private scratch, only with options_.parallel
   std::size_t ws_reserved_ = 0;         // scratch bytes this executor made sure of
-  // Per step, resolved views; step s uses in_views_[in_begin_[s] .. in_begin_[s+1]).
-  std::vector<ConstTensorView> in_views_;
-  std::vector<TensorView> out_views_;
-  std::vector<std::size_t> in_begin_, out_begin_;
+  // Per step of a plan, resolved views; step s uses in[in_begin[s] .. in_begin[s+1]).
+  struct StepViews {
+    std::vector<ConstTensorView> in;
+    std::vector<TensorView> out;
+    std::vector<std::size_t> in_begin, out_begin;
+    void reserve(const ShapePlan& plan);
+  };
+  StepViews views_;  // of plan_
+  // Continuation stages (plan.h: shapes known only at run time). stages_[k - 1] is stage k: one
+  // arena for every plan of that stage, and the plans this executor ran there (a few, most
+  // recent last), each with its views. While the cut values repeat (or alternate among a few),
+  // the same plans run again without planning or allocating.
+  struct StagePlan {
+    std::shared_ptr<const ShapePlan> plan;
+    std::shared_ptr<const ShapePlan> head;  // keeps plan->head alive (and its address unique)
+    StepViews views;
+    uint64_t views_epoch = 0;  // views_epoch_ the views were resolved for
+  };
+  struct Stage {
+    AlignedBuffer arena;
+    std::vector<StagePlan> plans;
+  };
+  std::vector<Stage> stages_;
+  uint64_t views_epoch_ = 1;               // bumped whenever views into other stages may be stale
+  const ShapePlan* final_plan_ = nullptr;  // the last stage of the last successful run
+  std::vector<ConstTensorView> cut_views_;
+  // Runs the continuation stages after plan_'s steps; `ws` is re-leased when a stage needs more.
+  [[nodiscard]] Status run_stages(const Parallel& par, std::size_t& profile_row);
+  // Adds `plan` (continuing `head`) to stage k (1-based), sizing its arena and workspace.
+  StagePlan& adopt_stage(std::size_t k, std::shared_ptr<const ShapePlan> head,
+                         std::shared_ptr<const ShapePlan> plan);
+  void bind_views(const ShapePlan& plan, StepViews& views);
+  void run_steps(const ShapePlan& plan, const StepViews& views, std::span<std::byte> workspace,
+                 const Parallel& par, std::size_t& profile_row);
+  // Bound outputs produced by `plan` (a stage): written in place when their dims match.
+  [[nodiscard]] Status bind_stage_outputs(const ShapePlan& plan);
+  [[nodiscard]] const std::byte* stage_base(int32_t stage) const;
   std::vector<OpProfile> profile_;
   bool ran_ = false;
 };

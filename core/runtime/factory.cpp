@@ -116,6 +116,22 @@ Expected<std::shared_ptr<const ShapePlan>> Factory::plan_for(std::span<const Dim
   return *plan;
 }
 
+Expected<std::shared_ptr<const ShapePlan>> Factory::continue_plan(
+    const ShapePlan& head, std::span<const ConstTensorView> values) const {
+  {
+    std::lock_guard<std::mutex> lock(head.continuations_mutex);
+    for (const auto& p : head.continuations)
+      if (continues_for(*p, values)) return p;
+  }
+  // Planned outside the lock, like plan_for.
+  auto plan = make_continuation(graph_, kernels_, head, values);
+  if (!plan) return plan.error();
+  std::lock_guard<std::mutex> lock(head.continuations_mutex);
+  if (head.continuations.size() >= kRecentPlans) head.continuations.erase(head.continuations.begin());
+  head.continuations.push_back(*plan);
+  return *plan;
+}
+
 }  // namespace weave
 
 namespace weave {

@@ -70,6 +70,11 @@ class Factory {
   [[nodiscard]] std::shared_ptr<const ShapePlan> default_plan() const { return default_plan_; }
   // The plan for these input dims, made once and then shared (a small cache of recent shapes).
   [[nodiscard]] Expected<std::shared_ptr<const ShapePlan>> plan_for(std::span<const Dims> input_dims) const;
+  // The continuation of `head` (a plan cut before a node whose shapes need values known only at
+  // run time, see plan.h) for `values` of its cut_values: made once per distinct values, then
+  // shared (a small cache of recent values per head plan).
+  [[nodiscard]] Expected<std::shared_ptr<const ShapePlan>> continue_plan(
+      const ShapePlan& head, std::span<const ConstTensorView> values) const;
   // Default input dims: from the options or metadata; false if some dim is unknown.
   [[nodiscard]] bool default_input_dims(std::vector<Dims>& out) const;
 

@@ -3,12 +3,24 @@
 // follows them, which then vanish from the schedule), the flat schedule of remaining steps and
 // the arena layout. Plans are immutable and shared by every executor that runs those dims; an
 // executor only resolves pointers against its own arena.
+//
+// Shapes known only at run time. A kernel says which inputs' values its infer() needs
+// (Kernel::value_inputs: Reshape's shape, Slice's starts, NonZero's data...). When such a value
+// is computed from input data rather than from dims and params, the plan cannot go past that
+// node: it is cut there (cut_node, cut_values) and covers only the steps before it. The executor
+// runs those steps, reads the cut values and continues with a continuation plan made for the
+// rest of the graph with those values known (make_continuation). A continuation is a plan of its
+// own (stage 1, 2, ...: it may be cut again) with its own arena; values of earlier stages stay in
+// theirs, read-only. Continuations are cached per head plan, keyed by the cut values' bytes, so
+// runs whose values repeat reuse them without planning or allocating; new values plan once more.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/common/status.h"
@@ -26,6 +38,7 @@ struct ValueSlot {
   Dims dims;
   std::size_t offset = 0;      // arena offset, kind == arena
   const void* data = nullptr;  // kind == param or known
+  int32_t stage = 0;           // kind == arena: the stage whose arena holds it (see the top)
 };
 
 struct PlanStep {
@@ -51,6 +64,26 @@ struct ShapePlan {
   // executor sized for that plan runs this one without growing or moving anything. (False for
   // the bound plan itself, which owns the layout.)
   bool layout_from_bound = false;
+
+  // Run-time shapes (see the top). 0 for a plan of input dims, k for the k-th continuation.
+  int32_t stage = 0;
+  // The first node this plan does not cover, or -1 when it covers the whole graph. The node's
+  // infer needs the values of cut_values, computed by this plan's steps (or earlier stages, or
+  // model inputs) and read by the executor after the steps ran.
+  int32_t cut_node = -1;
+  std::vector<int32_t> cut_values;
+  std::string cut_reason;  // "node 3 (Reshape) needs the values of value 2 ('shape')", for users
+  // A continuation: the plan it continues and the cut values it was made for (its cache key).
+  // The head outlives its continuations while anyone runs them: executors hold both.
+  const ShapePlan* head = nullptr;
+  std::vector<Tensor> key;
+  // True when every shape of this plan and of its continuations followed from input dims and
+  // params (no cut anywhere): the plan is complete.
+  [[nodiscard]] bool complete() const { return cut_node < 0; }
+
+  // Continuations made from this plan, most recent last (a small cache; see Factory).
+  mutable std::mutex continuations_mutex;
+  mutable std::vector<std::shared_ptr<const ShapePlan>> continuations;
 };
 
 // Builds the plan; errors name the input or node that cannot take these dims.
@@ -64,6 +97,20 @@ struct ShapePlan {
 [[nodiscard]] Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(
     const Graph& graph, std::span<const std::unique_ptr<Kernel>> kernels, std::span<const Dims> input_dims,
     const ShapePlan* bound = nullptr);
+
+// The continuation of `head` (which has a cut) for the values `cut_values` (parallel to
+// head.cut_values, with data): the rest of the graph planned with those values known. Errors
+// name the node that cannot take them.
+[[nodiscard]] Expected<std::shared_ptr<const ShapePlan>> make_continuation(
+    const Graph& graph, std::span<const std::unique_ptr<Kernel>> kernels, const ShapePlan& head,
+    std::span<const ConstTensorView> cut_values);
+
+// True when `values` equal `plan.key` (dtype, dims, bytes): `plan` continues for them.
+[[nodiscard]] bool continues_for(const ShapePlan& plan, std::span<const ConstTensorView> values);
+
+// Most bytes of cut values a continuation is keyed by: values beyond it (e.g. NonZero over a
+// large tensor computed at run time) are an error naming the node, not a huge copy per run.
+inline constexpr std::size_t kMaxCutBytes = std::size_t{16} << 20;
 
 // True when `plan` can use the arena offsets of `bound` (the conditions above).
 [[nodiscard]] bool layout_fits_bound(const ShapePlan& plan, const ShapePlan& bound);

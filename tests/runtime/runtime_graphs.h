@@ -119,6 +119,56 @@ inline Graph two_input_graph() {
   return g;
 }
 
+// Shapes known only at run time, in two stages:
+//   x float32[6], n int64[1]
+//   s = Concat(n, [-1])          computed in the run (n is data)
+//   r = Reshape(x, s); y = Relu(r)   -> output "y" float32[n, 6/n]   (cut 1: Reshape needs s)
+//   c = Squeeze(n); z = Range(0, c, 1) -> output "z" int64[n]        (cut 2: Range needs c)
+inline Graph run_time_shape_graph() {
+  Graph g;
+  Value xv;
+  xv.kind = ValueKind::input;
+  xv.dtype = DType::float32;
+  xv.shape = {6};
+  Value nv = xv;
+  nv.dtype = DType::int64;
+  nv.shape = {1};
+  const int32_t x = g.add_value(xv);
+  const int32_t n = g.add_value(nv);
+  g.inputs = {x, n};
+  g.input_infos = {TensorInfo{"x", DType::float32, {6}, {}}, TensorInfo{"n", DType::int64, {1}, {}}};
+  auto i64 = [&](std::vector<int64_t> v, Shape shape) {
+    return g.add_param(DType::int64, std::move(shape), SharedBytes::copy_of(std::as_bytes(std::span(v))));
+  };
+  const int32_t minus1 = i64({-1}, {1}), zero = i64({0}, {}), one = i64({1}, {}), axes0 = i64({0}, {1});
+  auto value = [&](DType t, Shape shape) {
+    Value v;
+    v.dtype = t;
+    v.shape = std::move(shape);
+    return g.add_value(v);
+  };
+  const int32_t s = value(DType::int64, {2});
+  const int32_t r = value(DType::float32, {kDynamic, kDynamic});
+  const int32_t y = value(DType::float32, {kDynamic, kDynamic});
+  const int32_t c = value(DType::int64, {});
+  const int32_t z = value(DType::int64, {kDynamic});
+  auto node = [](std::string op, std::vector<int32_t> in, std::vector<int32_t> out) {
+    Node nd;
+    nd.op = std::move(op);
+    nd.inputs = std::move(in);
+    nd.outputs = std::move(out);
+    return nd;
+  };
+  Node concat = node("Concat", {n, minus1}, {s});
+  concat.attrs.set("axis", int64_t{0});
+  g.nodes = {concat, node("Reshape", {x, s}, {r}), node("Relu", {r}, {y}), node("Squeeze", {n, axes0}, {c}),
+             node("Range", {zero, c, one}, {z})};
+  g.outputs = {y, z};
+  g.output_infos = {TensorInfo{"y", DType::float32, {kDynamic, kDynamic}, {}},
+                    TensorInfo{"z", DType::int64, {kDynamic}, {}}};
+  return g;
+}
+
 inline std::vector<float> ramp(std::size_t n, float scale = 0.01f) {
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(static_cast<int>(i % 23) - 11) * scale;

@@ -309,3 +309,32 @@ BOOST_AUTO_TEST_CASE(a_lending_executor_alternating_shapes_allocates_nothing) {
   BOOST_TEST(ex->io_bytes() == want_io);  // never grown
   BOOST_TEST(ex->stats().arena_growths == 0u);
 }
+
+// Shapes known only at run time (plan.h): once each value of the shape-deciding tensor has been
+// seen, alternating among them allocates nothing (the continuation stages are reused).
+BOOST_AUTO_TEST_CASE(run_time_shapes_allocate_nothing_while_their_values_repeat) {
+  auto f = Factory::create(weave::test::run_time_shape_graph());
+  BOOST_TEST_REQUIRE(f.ok());
+  auto ex = Executor::create(*f);
+  BOOST_TEST_REQUIRE(ex.ok());
+  const std::vector<float> x = {-1.f, 2.f, -3.f, 4.f, -5.f, 6.f};
+  int64_t n = 0;
+  bool all_ok = ex->set_input(0, ConstTensorView{x.data(), DType::float32, Dims{6}}).ok() &&
+                ex->bind_input(1, ConstTensorView{&n, DType::int64, Dims{1}}).ok();
+  for (int64_t v : {2, 3}) {
+    n = v;
+    all_ok = all_ok && ex->run().ok();
+  }
+  const uint64_t before = g_allocs.load();
+  bool right = true;
+  for (int i = 0; i < 6; ++i) {
+    n = i % 2 ? 3 : 2;  // the same values: one continuation each, cached by the executor
+    all_ok = all_ok && ex->run().ok();
+    auto y = ex->output(0);
+    right = right && y.ok() && y->dims == (Dims{n, 6 / n}) && y->as<float>()[1] == 2.f;
+  }
+  const uint64_t allocs = g_allocs.load() - before;
+  BOOST_TEST(all_ok);
+  BOOST_TEST(right);
+  BOOST_TEST(allocs == 0u);
+}

@@ -72,6 +72,30 @@ check("inspect --json", rc == 0 and info.get("num_inputs") == 1 and info.get("nu
 rc, so, se = weave("inspect", MODEL)
 check("inspect onnx text", rc == 0 and "inputs (1)" in so and "Conv 26" in so, so + se)
 
+check("inspect: squeezenet runs allocation-free", "shapes:   all follow from the input dims" in so
+      and info.get("run_time_shapes") is False, so)
+
+# A shape computed from input data (Reshape to the shape given as an input): inspect says the
+# model plans per value, and run computes it.
+dyn = helper.make_model(helper.make_graph(
+    [helper.make_node("Reshape", ["x", "shape"], ["y"])], "dyn",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6]),
+     helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]), opset_imports=[helper.make_opsetid("", 13)])
+onnx.save(dyn, tmp("dyn.onnx"))
+rc, so, se = weave("inspect", tmp("dyn.onnx"))
+check("inspect: run-time shapes", rc == 0 and "depend on values computed in the run" in so
+      and "Reshape" in so, so + se)
+rc, so, se = weave("inspect", tmp("dyn.onnx"), "--json")
+check("inspect --json: run-time shapes", rc == 0 and json.loads(so).get("run_time_shapes") is True, so + se)
+np.save(tmp("dyn_x.npy"), np.arange(6, dtype=np.float32))
+np.save(tmp("dyn_shape.npy"), np.array([3, 2], dtype=np.int64))
+rc, so, se = weave("run", tmp("dyn.onnx"), "--input", "x=" + tmp("dyn_x.npy"), "--input",
+                   "shape=" + tmp("dyn_shape.npy"), "--output-dir", tmp("dyn-out"))
+y = np.load(tmp("dyn-out/y.npy")) if rc == 0 else None
+check("run: run-time shapes", rc == 0 and y is not None and y.shape == (3, 2)
+      and np.array_equal(y.ravel(), np.arange(6)), se)
+
 rc, so, se = weave("compile", MODEL, "-o", tmp("sq.stripped.weave"), "--strip-names")
 rc2, so2, _ = weave("inspect", tmp("sq.stripped.weave"))
 check("strip-names", rc == 0 and "names:    stripped" in so2, so2)

@@ -86,8 +86,13 @@ int cmd_inspect(int argc, char** argv) {
     nlohmann::json pd;
     for (int i = 0; i < f.num_inputs(); ++i) pd[f.input_info(i).name] = shape_str(plan->input_dims[i].span());
     j["planned_for"] = pd;
+    // Whether runs allocate nothing (every shape follows from the input dims) or some shapes
+    // wait for values computed in the run (core/runtime/plan.h).
+    j["run_time_shapes"] = !plan->complete();
+    if (!plan->complete()) j["run_time_shapes_reason"] = plan->cut_reason;
   } else {
     j["arena_bytes"] = nullptr;
+    j["run_time_shapes"] = nullptr;
   }
   if (artifact) {
     if (auto info = inspect_artifact(path)) {
@@ -126,6 +131,13 @@ int cmd_inspect(int argc, char** argv) {
     std::printf("arena:    %s + %s scratch, planned for %s\n",
                 human_bytes(static_cast<double>(plan->arena_bytes)).c_str(),
                 human_bytes(static_cast<double>(plan->workspace_bytes)).c_str(), dims.c_str());
+    if (plan->complete())
+      std::printf("shapes:   all follow from the input dims: runs allocate nothing\n");
+    else
+      std::printf(
+          "shapes:   depend on values computed in the run (%s): planned again for new values,\n"
+          "          which then allocate; runs with values seen before allocate nothing\n",
+          plan->cut_reason.c_str());
   } else {
     std::printf("arena:    depends on the input dims (pass --shape NAME=DIMS to plan)\n");
   }
