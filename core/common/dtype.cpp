@@ -10,7 +10,7 @@ struct Entry {
   std::string_view name;
   std::size_t size;
 };
-constexpr std::array<Entry, 12> kTable{{
+constexpr std::array<Entry, 13> kTable{{
     {DType::float32, "float32", 4},
     {DType::uint8, "uint8", 1},
     {DType::int8, "int8", 1},
@@ -23,6 +23,7 @@ constexpr std::array<Entry, 12> kTable{{
     {DType::float64, "float64", 8},
     {DType::uint32, "uint32", 4},
     {DType::uint64, "uint64", 8},
+    {DType::bfloat16, "bfloat16", 2},
 }};
 }  // namespace
 

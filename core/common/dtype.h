@@ -23,6 +23,7 @@ enum class DType : int32_t {
   float64 = 11,
   uint32 = 12,
   uint64 = 13,
+  bfloat16 = 16,  // stored as the upper 16 bits of a float32
 };
 
 // Bytes per element; 0 for undefined or unsupported values.

@@ -91,7 +91,8 @@ Expected<DecodedTensor> decode_tensor(const onnx::TensorProto& t, const std::str
     case DType::uint8:
     case DType::boolean:
     case DType::float16:
-      // ONNX stores all of these widened into int32_data (float16 as its bit pattern).
+    case DType::bfloat16:
+      // ONNX stores all of these widened into int32_data (float16 and bfloat16 as bit patterns).
       if (static_cast<uint64_t>(t.int32_data_size()) != numel) return count_mismatch(t.int32_data_size());
       switch (out.dtype) {
         case DType::int32:
@@ -106,6 +107,7 @@ Expected<DecodedTensor> decode_tensor(const onnx::TensorProto& t, const std::str
           break;
         case DType::uint16:
         case DType::float16:
+        case DType::bfloat16:
           copy_converted<uint16_t>(t.int32_data(), out.bytes,
                                    [](int32_t v) { return static_cast<uint16_t>(v); });
           break;

@@ -19,7 +19,9 @@ using kern::make_kernel;
 
 template <class T>
 T wrap(T a, T b, char op) {
-  using U = std::make_unsigned_t<T>;
+  // In the unsigned type of the promoted operands: int8 * int8 promotes to int, whose product
+  // must not overflow either.
+  using U = std::make_unsigned_t<decltype(a + b)>;
   const U ua = static_cast<U>(a), ub = static_cast<U>(b);
   switch (op) {
     case '+':
@@ -33,7 +35,7 @@ T wrap(T a, T b, char op) {
 
 // ---------------------------------------------------------------- binary ops
 
-enum class Bin { add, sub, mul, div, pow, max, min, mod, sum, mean, eq, lt, gt, le, ge, land, lor, lxor };
+enum class Bin { add, sub, mul, div, max, min, mod, sum, mean, eq, lt, gt, le, ge, land, lor, lxor };
 
 constexpr bool is_compare(Bin op) {
   return op == Bin::eq || op == Bin::lt || op == Bin::gt || op == Bin::le || op == Bin::ge;
@@ -67,19 +69,20 @@ struct BinFn {
     } else if constexpr (op == Bin::div) {
       if constexpr (std::is_integral_v<T>) {
         if (b == 0) return T(0);
-        if (b == T(-1)) return wrap(T(0), a, '-');  // avoids INT_MIN / -1
+        if constexpr (std::is_signed_v<T>)
+          if (b == T(-1)) return wrap(T(0), a, '-');  // avoids INT_MIN / -1
         return static_cast<T>(a / b);
       } else {
         return static_cast<T>(a / b);
       }
-    } else if constexpr (op == Bin::pow) {
-      return static_cast<T>(std::pow(a, b));
     } else if constexpr (op == Bin::max) {
       return a < b ? b : a;
     } else if constexpr (op == Bin::min) {
       return b < a ? b : a;
     } else if constexpr (op == Bin::mod) {
-      if constexpr (std::is_integral_v<T>) {
+      if constexpr (std::is_unsigned_v<T>) {
+        return b == 0 ? T(0) : static_cast<T>(a % b);
+      } else if constexpr (std::is_integral_v<T>) {
         if (b == 0 || b == T(-1)) return T(0);
         T r = static_cast<T>(a % b);
         // fmod=0: the result takes the sign of the divisor (Python semantics).
@@ -145,16 +148,22 @@ void broadcast_binary(const A* a, const Dims& ad, const A* b, const Dims& bd, O*
 
 bool bin_supports(Bin op, DType t) {
   if (is_logic(op)) return t == DType::boolean;
-  switch (op) {
-    case Bin::pow:
-      return t == DType::float32 || t == DType::float64;
-    case Bin::eq:
-      return t == DType::float32 || t == DType::float64 || t == DType::int64 || t == DType::int32 ||
-             t == DType::boolean;
-    default:
-      return t == DType::float32 || t == DType::float64 || t == DType::int64 || t == DType::int32;
-  }
+  if (op == Bin::eq) return kern::in_set<kern::kAllNumeric | kern::kBool>(t);
+  return kern::in_set<kern::kAllNumeric>(t);
 }
+
+// float16 in, float16 out (comparisons: bool out), computed in float32.
+template <class F>
+struct HalfFn {
+  F f;
+  auto operator()(uint16_t a, uint16_t b) const {
+    const auto r = f(kern::half_to_float(a), kern::half_to_float(b));
+    if constexpr (std::is_same_v<decltype(r), const uint8_t>)
+      return r;
+    else
+      return kern::float_to_half(r);
+  }
+};
 
 template <Bin op>
 class BinaryKernel final : public Kernel {
@@ -182,23 +191,20 @@ class BinaryKernel final : public Kernel {
   }
 
   void run(const RunContext& ctx) const override {
-    kern::dispatch_numeric(
-        ctx.inputs[0].dtype, [&](auto tag) { run_typed<decltype(tag)>(ctx); }, true);
+    kern::dispatch_dtype<kern::kAllNumeric | kern::kBool>(
+        ctx.inputs[0].dtype, [&](auto tag) { run_typed<decltype(tag)::value>(ctx); });
   }
 
  private:
-  template <class T>
+  template <DType D>
   void run_typed(const RunContext& ctx) const {
-    constexpr bool is_bool = std::is_same_v<T, uint8_t>;
-    constexpr bool valid = is_logic(op)     ? is_bool
-                           : op == Bin::eq  ? true
-                           : op == Bin::pow ? std::is_floating_point_v<T>
-                                            : !is_bool;
+    constexpr bool is_bool = D == DType::boolean;
+    constexpr bool valid = is_logic(op) ? is_bool : op == Bin::eq ? true : !is_bool;
     if constexpr (!valid) {
       return;  // infer rejected this dtype
     } else {
+      using T = kern::storage_t<D>;
       using O = std::conditional_t<is_compare(op) || is_logic(op), uint8_t, T>;
-      const BinFn<op, T> f{fmod_};
       const auto& in = ctx.inputs;
       const TensorView& out = ctx.outputs[0];
       O* o = out.as<O>();
@@ -206,17 +212,28 @@ class BinaryKernel final : public Kernel {
         kern::copy_bytes(o, in[0].data, out.bytes());
         return;
       }
-      broadcast_binary(in[0].as<T>(), in[0].dims, in[1].as<T>(), in[1].dims, o, out.dims, f, ctx.parallel);
-      if constexpr (is_variadic(op)) {
-        for (std::size_t i = 2; i < in.size(); ++i)
-          broadcast_binary(static_cast<const T*>(o), out.dims, in[i].as<T>(), in[i].dims, o, out.dims, f,
-                           ctx.parallel);
-        if constexpr (op == Bin::mean) {
-          const T count = static_cast<T>(in.size());
-          ctx.parallel.for_range(out.numel(), kern::kGrain, [&](int64_t b, int64_t e) {
-            for (int64_t j = b; j < e; ++j) o[j] = count != T(0) ? static_cast<T>(o[j] / count) : o[j];
-          });
+      auto apply = [&](const auto& f) {
+        broadcast_binary(in[0].as<T>(), in[0].dims, in[1].as<T>(), in[1].dims, o, out.dims, f, ctx.parallel);
+        if constexpr (is_variadic(op)) {
+          for (std::size_t i = 2; i < in.size(); ++i)
+            broadcast_binary(static_cast<const T*>(o), out.dims, in[i].as<T>(), in[i].dims, o, out.dims, f,
+                             ctx.parallel);
         }
+      };
+      if constexpr (D == DType::float16)
+        apply(HalfFn<BinFn<op, float>>{BinFn<op, float>{fmod_}});
+      else
+        apply(BinFn<op, T>{fmod_});
+      if constexpr (op == Bin::mean) {
+        const auto count = static_cast<double>(in.size());
+        ctx.parallel.for_range(out.numel(), kern::kGrain, [&](int64_t b, int64_t e) {
+          for (int64_t j = b; j < e; ++j) {
+            if constexpr (D == DType::float16)
+              o[j] = kern::float_to_half(static_cast<float>(kern::half_to_float(o[j]) / count));
+            else
+              o[j] = static_cast<T>(o[j] / static_cast<T>(count));
+          }
+        });
       }
     }
   }
@@ -312,6 +329,113 @@ class PReluKernel final : public Kernel {
   }
 };
 
+// ---------------------------------------------------------------- Pow
+
+// Pow(X: T, Y: T1) -> T, where the exponent may have another dtype than the base. Integer
+// base and exponent: exact, wrapping integer power (a negative exponent gives 0 unless the base
+// is 1 or -1). Otherwise computed in double and converted to T (truncated and saturated for an
+// integer T, like Cast).
+template <class T>
+T int_pow(T base, int64_t e) {
+  if (e < 0) {
+    if (base == T(1)) return T(1);
+    if constexpr (std::is_signed_v<T>)
+      if (base == T(-1)) return (e % 2 == 0) ? T(1) : T(-1);
+    return T(0);
+  }
+  T r = T(1);
+  while (e > 0) {
+    if (e & 1) r = wrap(r, base, '*');
+    base = wrap(base, base, '*');
+    e >>= 1;
+  }
+  return r;
+}
+
+template <class I>
+I saturate(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  if (v <= static_cast<double>(std::numeric_limits<I>::lowest())) return std::numeric_limits<I>::lowest();
+  return static_cast<I>(v);  // truncates toward zero
+}
+
+constexpr unsigned kPowBase = kern::kFloats | kern::kHalf | kern::kSigned | kern::kUnsigned;
+
+// Two present inputs broadcast into output 0 of input 0's dtype, when `dtypes_ok` holds for them.
+template <class Ok>
+Status infer_two(ShapeContext& ctx, const char* supported, Ok dtypes_ok) {
+  const auto& in = ctx.inputs;
+  if (in.size() != 2 || !in[0].present() || !in[1].present())
+    return make_error(ctx.label, ": expects 2 inputs");
+  if (!dtypes_ok(in[0].dtype, in[1].dtype))
+    return make_error(ctx.label, ": dtypes ", dtype_name(in[0].dtype), " and ", dtype_name(in[1].dtype),
+                      " are not supported (", supported, ")");
+  auto od = kern::broadcast_inputs(in, 0, 2, ctx.label);
+  if (!od) return od.error();
+  ctx.outputs[0].dtype = in[0].dtype;
+  ctx.outputs[0].dims = *od;
+  return {};
+}
+
+class PowKernel final : public Kernel {
+ public:
+  Status infer(ShapeContext& ctx) const override {
+    return infer_two(ctx, "numbers",
+                     [](DType a, DType b) { return kern::in_set<kPowBase>(a) && kern::in_set<kPowBase>(b); });
+  }
+
+  void run(const RunContext& ctx) const override {
+    kern::dispatch_dtype<kPowBase>(ctx.inputs[0].dtype, [&](auto a) {
+      kern::dispatch_dtype<kPowBase>(ctx.inputs[1].dtype,
+                                     [&](auto b) { run_typed<decltype(a)::value, decltype(b)::value>(ctx); });
+    });
+  }
+
+ private:
+  template <DType DA, DType DB>
+  static void run_typed(const RunContext& ctx) {
+    using A = kern::storage_t<DA>;
+    using B = kern::storage_t<DB>;
+    const auto& in = ctx.inputs;
+    const TensorView& out = ctx.outputs[0];
+    const kern::Plan p = kern::broadcast_plan(out.dims, {&in[0].dims, &in[1].dims});
+    const A* x = in[0].as<A>();
+    const B* y = in[1].as<B>();
+    A* o = out.as<A>();
+    auto value = [](auto v, auto tag) -> double {
+      if constexpr (decltype(tag)::value == DType::float16)
+        return kern::half_to_float(v);
+      else
+        return static_cast<double>(v);
+    };
+    auto f = [&](A a, B b) -> A {
+      if constexpr (std::is_integral_v<A> && std::is_integral_v<B> && DA != DType::float16 &&
+                    DB != DType::float16) {
+        const int64_t e = static_cast<int64_t>(std::min<uint64_t>(
+            std::is_signed_v<B> && b < 0 ? 0 : static_cast<uint64_t>(b), uint64_t{1} << 62));
+        return int_pow(a, std::is_signed_v<B> && b < 0 ? int64_t{-1} : e);
+      } else {
+        const double r = std::pow(value(a, kern::dtype_tag<DA>{}), value(b, kern::dtype_tag<DB>{}));
+        if constexpr (DA == DType::float16)
+          return kern::float_to_half(static_cast<float>(r));
+        else if constexpr (std::is_floating_point_v<A>)
+          return static_cast<A>(r);
+        else
+          return saturate<A>(r);
+      }
+    };
+    ctx.parallel.for_range(out.numel(), kern::kGrain, [&](int64_t begin, int64_t end) {
+      kern::for_each_run<2>(p, begin, end, {0, 0},
+                            [&](int64_t oo, const std::array<int64_t, 2>& off, int64_t len) {
+                              const int64_t sx = p.inner_stride(0), sy = p.inner_stride(1);
+                              for (int64_t j = 0; j < len; ++j)
+                                o[oo + j] = f(x[off[0] + j * sx], y[off[1] + j * sy]);
+                            });
+    });
+  }
+};
+
 // ---------------------------------------------------------------- unary ops
 
 struct UParams {
@@ -397,6 +521,49 @@ struct Sin {
 };
 struct Cos {
   static float f(float x, const UParams&) { return std::cos(x); }
+};
+struct Tan {
+  static float f(float x, const UParams&) { return std::tan(x); }
+};
+struct Asin {
+  static float f(float x, const UParams&) { return std::asin(x); }
+};
+struct Acos {
+  static float f(float x, const UParams&) { return std::acos(x); }
+};
+struct Atan {
+  static float f(float x, const UParams&) { return std::atan(x); }
+};
+struct Sinh {
+  static float f(float x, const UParams&) { return std::sinh(x); }
+};
+struct Cosh {
+  static float f(float x, const UParams&) { return std::cosh(x); }
+};
+struct Asinh {
+  static float f(float x, const UParams&) { return std::asinh(x); }
+};
+struct Acosh {
+  static float f(float x, const UParams&) { return std::acosh(x); }
+};
+struct Atanh {
+  static float f(float x, const UParams&) { return std::atanh(x); }
+};
+struct Softsign {
+  static float f(float x, const UParams&) { return x / (1.f + std::fabs(x)); }
+};
+struct ThresholdedRelu {
+  static float f(float x, const UParams& p) { return x > p.alpha ? x : 0.f; }
+};
+struct Shrink {  // alpha = lambd, beta = bias
+  static float f(float x, const UParams& p) {
+    return x < -p.alpha ? x + p.beta : x > p.alpha ? x - p.beta : 0.f;
+  }
+};
+struct Celu {
+  static float f(float x, const UParams& p) {
+    return std::max(0.f, x) + std::min(0.f, p.alpha * (std::exp(x / p.alpha) - 1.f));
+  }
 };
 struct Abs {
   template <class T>
@@ -513,11 +680,90 @@ Expected<std::unique_ptr<Kernel>> make_selu(const KernelSetup& s) {
   return make_unary_with<Selu, kF>({s.node.attrs.get_float("alpha", 1.67326319217681884765625f), 0.f,
                                     s.node.attrs.get_float("gamma", 1.05070102214813232421875f)});
 }
+Expected<std::unique_ptr<Kernel>> make_thresholded_relu(const KernelSetup& s) {
+  return make_unary_with<ThresholdedRelu, kF>({s.node.attrs.get_float("alpha", 1.f)});
+}
+Expected<std::unique_ptr<Kernel>> make_shrink(const KernelSetup& s) {
+  return make_unary_with<Shrink, kF>(
+      {s.node.attrs.get_float("lambd", 0.5f), s.node.attrs.get_float("bias", 0.f)});
+}
+Expected<std::unique_ptr<Kernel>> make_celu(const KernelSetup& s) {
+  const float alpha = s.node.attrs.get_float("alpha", 1.f);
+  if (alpha == 0.f) return make_error("Celu alpha must not be 0");
+  return make_unary_with<Celu, kF>({alpha});
+}
 Expected<std::unique_ptr<Kernel>> make_gelu(const KernelSetup& s) {
   const std::string approx = s.node.attrs.get_string("approximate", "none");
   if (approx != "none" && approx != "tanh")
     return make_error("Gelu approximate='", approx, "' is not supported");
   return make_unary_with<Gelu, kF>({0.f, 0.f, approx == "tanh" ? 1.f : 0.f});
+}
+
+// ---------------------------------------------------------------- IsNaN, IsInf, BitShift
+
+// IsNaN, or IsInf (with which signs count): float -> bool.
+class ClassifyKernel final : public Kernel {
+ public:
+  ClassifyKernel(bool inf, bool neg, bool pos) : inf_(inf), neg_(neg), pos_(pos) {}
+  Status infer(ShapeContext& ctx) const override {
+    if (ctx.inputs.empty() || !ctx.inputs[0].present()) return make_error(ctx.label, ": input 0 is missing");
+    if (!kern::in_set<kern::kFloats | kern::kHalf>(ctx.inputs[0].dtype))
+      return make_error(ctx.label, ": dtype ", dtype_name(ctx.inputs[0].dtype), " is not supported");
+    ctx.outputs[0].dtype = DType::boolean;
+    ctx.outputs[0].dims = ctx.inputs[0].dims;
+    return {};
+  }
+  void run(const RunContext& ctx) const override {
+    uint8_t* y = ctx.outputs[0].as<uint8_t>();
+    kern::dispatch_dtype<kern::kFloats | kern::kHalf>(ctx.inputs[0].dtype, [&](auto tag) {
+      constexpr DType D = decltype(tag)::value;
+      const auto* x = ctx.inputs[0].as<kern::storage_t<D>>();
+      for (int64_t i = 0; i < ctx.outputs[0].numel(); ++i) {
+        double v = 0;
+        if constexpr (D == DType::float16)
+          v = kern::half_to_float(x[i]);
+        else
+          v = static_cast<double>(x[i]);
+        y[i] = static_cast<uint8_t>(inf_ ? std::isinf(v) && (v < 0 ? neg_ : pos_) : std::isnan(v));
+      }
+    });
+  }
+
+ private:
+  bool inf_, neg_, pos_;
+};
+
+// BitShift on unsigned integers; shifting by the bit width or more gives 0.
+class BitShiftKernel final : public Kernel {
+ public:
+  explicit BitShiftKernel(bool left) : left_(left) {}
+  Status infer(ShapeContext& ctx) const override {
+    return infer_two(ctx, "one unsigned integer type",
+                     [](DType a, DType b) { return a == b && kern::in_set<kern::kUnsigned>(a); });
+  }
+  void run(const RunContext& ctx) const override {
+    kern::dispatch_dtype<kern::kUnsigned>(ctx.inputs[0].dtype, [&](auto tag) {
+      using T = kern::storage_t<decltype(tag)::value>;
+      const bool left = left_;
+      auto f = [left](T a, T b) -> T {
+        if (b >= sizeof(T) * 8) return T(0);
+        using U = decltype(a + 0u);  // at least unsigned int: no signed promotion
+        return static_cast<T>(left ? static_cast<U>(a) << b : static_cast<U>(a) >> b);
+      };
+      broadcast_binary(ctx.inputs[0].as<T>(), ctx.inputs[0].dims, ctx.inputs[1].as<T>(), ctx.inputs[1].dims,
+                       ctx.outputs[0].as<T>(), ctx.outputs[0].dims, f, ctx.parallel);
+    });
+  }
+
+ private:
+  bool left_;
+};
+
+Expected<std::unique_ptr<Kernel>> make_bit_shift(const KernelSetup& s) {
+  const std::string d = s.node.attrs.get_string("direction");
+  if (d != "LEFT" && d != "RIGHT")
+    return make_error("BitShift direction must be LEFT or RIGHT, got '", d, "'");
+  return make_kernel<BitShiftKernel>(d == "LEFT");
 }
 
 // ---------------------------------------------------------------- Identity, Dropout
@@ -552,8 +798,11 @@ Expected<std::unique_ptr<Kernel>> make_dropout(const KernelSetup& s) {
 
 // ---------------------------------------------------------------- Clip
 
-// Clip bounds come from attributes (opset < 11) or from optional scalar inputs 1 and 2, which
-// may be params or runtime values; they are read in run() either way.
+// Clip bounds come from optional scalar inputs 1 and 2, which may be params or runtime values
+// (run() reads them), or from the opset < 11 attributes min/max when a kernel is made for such
+// an opset directly (the importer turns those attributes into inputs).
+constexpr unsigned kClipTypes = kern::kFloats | kern::kHalf | kern::kSigned | kern::kUnsigned;
+
 class ClipKernel final : public Kernel {
  public:
   ClipKernel(bool from_attrs, float lo, float hi) : from_attrs_(from_attrs), lo_(lo), hi_(hi) {}
@@ -562,7 +811,9 @@ class ClipKernel final : public Kernel {
     const auto& in = ctx.inputs;
     if (in.empty() || !in[0].present()) return make_error(ctx.label, ": input 0 is missing");
     const DType t = in[0].dtype;
-    if (t != DType::float32 && t != DType::int64 && t != DType::int32 && t != DType::float64)
+    if (from_attrs_ && t != DType::float32)
+      return make_error(ctx.label, ": Clip with min/max attributes takes float32, got ", dtype_name(t));
+    if (!kern::in_set<kClipTypes>(t))
       return make_error(ctx.label, ": dtype ", dtype_name(t), " is not supported");
     for (std::size_t i = 1; i < in.size() && i < 3; ++i) {
       if (!in[i].present()) continue;
@@ -580,27 +831,44 @@ class ClipKernel final : public Kernel {
   }
 
   void run(const RunContext& ctx) const override {
-    kern::dispatch_numeric(ctx.inputs[0].dtype, [&](auto tag) { run_typed<decltype(tag)>(ctx); });
+    kern::dispatch_dtype<kClipTypes>(ctx.inputs[0].dtype,
+                                     [&](auto tag) { run_typed<decltype(tag)::value>(ctx); });
   }
 
  private:
-  template <class T>
+  template <DType D>
   void run_typed(const RunContext& ctx) const {
-    T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+    using T = kern::storage_t<D>;
+    using C = std::conditional_t<D == DType::float16, float, T>;  // compared as
+    auto load = [](T v) -> C {
+      if constexpr (D == DType::float16)
+        return kern::half_to_float(v);
+      else
+        return v;
+    };
+    C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
     if (from_attrs_) {
-      lo = static_cast<T>(lo_);
-      hi = static_cast<T>(hi_);
-    } else {
-      if (kern::has_input(ctx.inputs, 1)) lo = *ctx.inputs[1].as<T>();
-      if (kern::has_input(ctx.inputs, 2)) hi = *ctx.inputs[2].as<T>();
+      lo = static_cast<C>(lo_);
+      hi = static_cast<C>(hi_);
     }
+    if (kern::has_input(ctx.inputs, 1)) lo = load(*ctx.inputs[1].as<T>());
+    if (kern::has_input(ctx.inputs, 2)) hi = load(*ctx.inputs[2].as<T>());
     const T* x = ctx.inputs[0].as<T>();
     T* y = ctx.outputs[0].as<T>();
     ctx.parallel.for_range(ctx.outputs[0].numel(), kern::kGrain, [&](int64_t b, int64_t e) {
       // ONNX: min is applied first, then max; a min above max yields max everywhere.
       for (int64_t i = b; i < e; ++i) {
-        T v = x[i] < lo ? lo : x[i];
-        y[i] = v > hi ? hi : v;
+        const C xv = load(x[i]);
+        if (xv >= lo && xv <= hi) {
+          y[i] = x[i];
+          continue;
+        }
+        const C v = xv < lo ? lo : xv;
+        const C r = v > hi ? hi : v;
+        if constexpr (D == DType::float16)
+          y[i] = kern::float_to_half(r);
+        else
+          y[i] = r;
       }
     });
   }
@@ -621,6 +889,9 @@ Expected<std::unique_ptr<Kernel>> make_clip(const KernelSetup& s) {
 struct Half {
   uint16_t bits;
 };
+struct BHalf {
+  uint16_t bits;
+};
 struct Bool {
   uint8_t v;
 };
@@ -630,6 +901,8 @@ template <class T>
 auto widen(T x) {
   if constexpr (std::is_same_v<T, Half>)
     return static_cast<double>(kern::half_to_float(x.bits));
+  else if constexpr (std::is_same_v<T, BHalf>)
+    return static_cast<double>(kern::bf16_to_float(x.bits));
   else if constexpr (std::is_same_v<T, Bool>)
     return static_cast<int64_t>(x.v != 0);
   else if constexpr (std::is_floating_point_v<T>)
@@ -638,18 +911,12 @@ auto widen(T x) {
     return static_cast<int64_t>(x);
 }
 
-template <class I>
-I saturate(double v) {
-  if (std::isnan(v)) return 0;
-  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
-  if (v <= static_cast<double>(std::numeric_limits<I>::lowest())) return std::numeric_limits<I>::lowest();
-  return static_cast<I>(v);  // truncates toward zero
-}
-
 template <class To, class W>
 To narrow(W w) {
   if constexpr (std::is_same_v<To, Half>)
     return Half{kern::float_to_half(static_cast<float>(w))};
+  else if constexpr (std::is_same_v<To, BHalf>)
+    return BHalf{kern::float_to_bf16(static_cast<float>(w))};
   else if constexpr (std::is_same_v<To, Bool>)
     return Bool{static_cast<uint8_t>(w != 0)};
   else if constexpr (std::is_floating_point_v<To>)
@@ -681,6 +948,18 @@ bool with_cast_type(DType t, F&& f) {
     case DType::float16:
       f(Half{});
       return true;
+    case DType::bfloat16:
+      f(BHalf{});
+      return true;
+    case DType::uint64:
+      f(uint64_t{});
+      return true;
+    case DType::uint32:
+      f(uint32_t{});
+      return true;
+    case DType::uint16:
+      f(uint16_t{});
+      return true;
     case DType::int64:
       f(int64_t{});
       return true;
@@ -711,22 +990,30 @@ CastFn cast_fn(DType from, DType to) {
   return fn;
 }
 
+// Cast to `to`, or with `to` undefined (CastLike) to the dtype of input 1.
 class CastKernel final : public Kernel {
  public:
   explicit CastKernel(DType to) : to_(to) {}
   Status infer(ShapeContext& ctx) const override {
     if (ctx.inputs.empty() || !ctx.inputs[0].present()) return make_error(ctx.label, ": input 0 is missing");
-    if (cast_fn(ctx.inputs[0].dtype, to_) == nullptr)
-      return make_error(ctx.label, ": Cast from ", dtype_name(ctx.inputs[0].dtype), " to ", dtype_name(to_),
+    DType to = to_;
+    if (to == DType::undefined) {
+      if (ctx.inputs.size() != 2 || !ctx.inputs[1].present())
+        return make_error(ctx.label, ": CastLike needs the target_type input");
+      to = ctx.inputs[1].dtype;
+    }
+    if (cast_fn(ctx.inputs[0].dtype, to) == nullptr)
+      return make_error(ctx.label, ": Cast from ", dtype_name(ctx.inputs[0].dtype), " to ", dtype_name(to),
                         " is not supported");
-    ctx.outputs[0].dtype = to_;
+    ctx.outputs[0].dtype = to;
     ctx.outputs[0].dims = ctx.inputs[0].dims;
     return {};
   }
   void run(const RunContext& ctx) const override {
-    const CastFn fn = cast_fn(ctx.inputs[0].dtype, to_);
+    const DType to = ctx.outputs[0].dtype;
+    const CastFn fn = cast_fn(ctx.inputs[0].dtype, to);
     if (fn == nullptr) return;
-    if (ctx.inputs[0].dtype == to_) {
+    if (ctx.inputs[0].dtype == to) {
       kern::copy_bytes(ctx.outputs[0].data, ctx.inputs[0].data, ctx.outputs[0].bytes());
       return;
     }
@@ -762,7 +1049,7 @@ uint32_t in_place_inputs(const Kernel& kernel) {
   if (dynamic_cast<const BinaryKernel<Bin::add>*>(k) || dynamic_cast<const BinaryKernel<Bin::sub>*>(k) ||
       dynamic_cast<const BinaryKernel<Bin::mul>*>(k) || dynamic_cast<const BinaryKernel<Bin::div>*>(k) ||
       dynamic_cast<const BinaryKernel<Bin::max>*>(k) || dynamic_cast<const BinaryKernel<Bin::min>*>(k) ||
-      dynamic_cast<const BinaryKernel<Bin::pow>*>(k))
+      dynamic_cast<const PowKernel*>(k))
     return 3u;
   return 0u;
 }
@@ -772,7 +1059,7 @@ void register_elementwise_kernels(KernelRegistry& r) {
   r.add("Sub", &make_binary<Bin::sub>);
   r.add("Mul", &make_binary<Bin::mul>);
   r.add("Div", &make_binary<Bin::div>);
-  r.add("Pow", &make_binary<Bin::pow>);
+  r.add("Pow", [](const KernelSetup&) { return make_kernel<PowKernel>(); });
   r.add("Max", &make_binary<Bin::max>);
   r.add("Min", &make_binary<Bin::min>);
   r.add("Sum", &make_binary<Bin::sum>);
@@ -811,12 +1098,32 @@ void register_elementwise_kernels(KernelRegistry& r) {
   r.add("Gelu", &make_gelu);
   r.add("Sin", &make_unary<Sin>);
   r.add("Cos", &make_unary<Cos>);
+  r.add("Tan", &make_unary<Tan>);
+  r.add("Asin", &make_unary<Asin>);
+  r.add("Acos", &make_unary<Acos>);
+  r.add("Atan", &make_unary<Atan>);
+  r.add("Sinh", &make_unary<Sinh>);
+  r.add("Cosh", &make_unary<Cosh>);
+  r.add("Asinh", &make_unary<Asinh>);
+  r.add("Acosh", &make_unary<Acosh>);
+  r.add("Atanh", &make_unary<Atanh>);
+  r.add("Softsign", &make_unary<Softsign>);
+  r.add("ThresholdedRelu", &make_thresholded_relu);
+  r.add("Shrink", &make_shrink);
+  r.add("Celu", &make_celu);
+  r.add("IsNaN", [](const KernelSetup&) { return make_kernel<ClassifyKernel>(false, false, false); });
+  r.add("IsInf", [](const KernelSetup& s) {
+    return make_kernel<ClassifyKernel>(true, s.node.attrs.get_int("detect_negative", 1) != 0,
+                                       s.node.attrs.get_int("detect_positive", 1) != 0);
+  });
+  r.add("BitShift", &make_bit_shift);
   r.add("Sign", &make_unary<Sign, kF | kI>);
   r.add("Not", &make_unary<Not, kB>);
   r.add("Clip", &make_clip);
   r.add("Identity", &make_identity);
   r.add("Dropout", &make_dropout);
   r.add("Cast", &make_cast);
+  r.add("CastLike", [](const KernelSetup&) { return make_kernel<CastKernel>(DType::undefined); });
 }
 
 }  // namespace weave

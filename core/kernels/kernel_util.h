@@ -19,6 +19,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/common/dims.h"
@@ -179,6 +180,109 @@ void dispatch_numeric(DType t, F&& f, bool with_bool = false) {
     default:
       break;
   }
+}
+
+// Every dtype with a C++ storage type, dispatched by value: f(dtype_tag<D>{}) with
+// D = DType::float32 ... The storage of float16 is uint16_t (convert with half_to_float), and of
+// bool uint8_t holding 0 or 1, so uint8 and bool differ by D, not by type.
+template <DType D>
+using dtype_tag = std::integral_constant<DType, D>;
+template <DType D>
+struct storage;
+template <>
+struct storage<DType::float32> {
+  using type = float;
+};
+template <>
+struct storage<DType::float64> {
+  using type = double;
+};
+template <>
+struct storage<DType::float16> {
+  using type = uint16_t;
+};
+template <>
+struct storage<DType::int64> {
+  using type = int64_t;
+};
+template <>
+struct storage<DType::int32> {
+  using type = int32_t;
+};
+template <>
+struct storage<DType::int16> {
+  using type = int16_t;
+};
+template <>
+struct storage<DType::int8> {
+  using type = int8_t;
+};
+template <>
+struct storage<DType::uint64> {
+  using type = uint64_t;
+};
+template <>
+struct storage<DType::uint32> {
+  using type = uint32_t;
+};
+template <>
+struct storage<DType::uint16> {
+  using type = uint16_t;
+};
+template <>
+struct storage<DType::uint8> {
+  using type = uint8_t;
+};
+template <>
+struct storage<DType::boolean> {
+  using type = uint8_t;
+};
+template <DType D>
+using storage_t = typename storage<D>::type;
+
+// Which dtypes dispatch_dtype visits.
+enum DTypeSet : unsigned {
+  kFloats = 1,    // float32, float64
+  kHalf = 2,      // float16
+  kSigned = 4,    // int64, int32, int16, int8
+  kUnsigned = 8,  // uint64, uint32, uint16, uint8
+  kBool = 16,
+  kAllNumeric = kFloats | kHalf | kSigned | kUnsigned,
+};
+
+// Calls f(dtype_tag<D>{}) when t is in `set`; false (calling nothing) otherwise.
+template <unsigned set, class F>
+bool dispatch_dtype(DType t, F&& f) {
+#define WEAVE_DISPATCH_CASE(D, S)     \
+  case D:                             \
+    if constexpr ((set & (S)) != 0) { \
+      f(dtype_tag<D>{});              \
+      return true;                    \
+    }                                 \
+    return false;
+  switch (t) {
+    WEAVE_DISPATCH_CASE(DType::float32, kFloats)
+    WEAVE_DISPATCH_CASE(DType::float64, kFloats)
+    WEAVE_DISPATCH_CASE(DType::float16, kHalf)
+    WEAVE_DISPATCH_CASE(DType::int64, kSigned)
+    WEAVE_DISPATCH_CASE(DType::int32, kSigned)
+    WEAVE_DISPATCH_CASE(DType::int16, kSigned)
+    WEAVE_DISPATCH_CASE(DType::int8, kSigned)
+    WEAVE_DISPATCH_CASE(DType::uint64, kUnsigned)
+    WEAVE_DISPATCH_CASE(DType::uint32, kUnsigned)
+    WEAVE_DISPATCH_CASE(DType::uint16, kUnsigned)
+    WEAVE_DISPATCH_CASE(DType::uint8, kUnsigned)
+    WEAVE_DISPATCH_CASE(DType::boolean, kBool)
+    default:
+      return false;
+  }
+#undef WEAVE_DISPATCH_CASE
+}
+
+// True when t is in `set`.
+template <unsigned set>
+[[nodiscard]] bool in_set(DType t) {
+  return dispatch_dtype<set>(t, [](auto) {});
 }
 
 // Calls f(T{}) with the unsigned integer type of an element of `esize` bytes, for pure moves.
@@ -364,6 +468,18 @@ inline void copy_bytes(void* dst, const void* src, std::size_t n) {
   const uint32_t rem = mant & 0x1fffu;
   if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;
   return static_cast<uint16_t>(sign | h);
+}
+
+// ---- bfloat16: the upper half of a float32 ----
+
+[[nodiscard]] inline float bf16_to_float(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
+// Keeps the upper 16 bits (truncation), as ONNX 1.12's reference Cast does; NaN stays NaN.
+[[nodiscard]] inline uint16_t float_to_bf16(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  return static_cast<uint16_t>(x >> 16);
 }
 
 }  // namespace weave::kern

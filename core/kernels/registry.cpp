@@ -17,6 +17,7 @@ KernelRegistry& KernelRegistry::global() {
     register_elementwise_kernels(*reg);
     register_shape_kernels(*reg);
     register_reduce_kernels(*reg);
+    register_loss_kernels(*reg);
     return reg;
   }();
   return *r;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/kernels/kernel_util.h"
 #include "tests/kernels/kernel_test_util.h"
 
 using namespace weave;
@@ -288,4 +289,104 @@ BOOST_AUTO_TEST_CASE(cast_conversions) {
   KernelCase bad = un("Cast", make_f32({1}, {1}));
   bad.attrs.set("to", int64_t{8});  // string
   BOOST_CHECK(!run_kernel(bad).ok());
+}
+
+BOOST_AUTO_TEST_CASE(small_and_unsigned_integers_wrap_and_never_trap) {
+  // uint8 wraps; uint16 * uint16 must not overflow the int it promotes to.
+  auto u8 = run1(bin("Add", make<uint8_t>({3}, {250, 1, 7}), make<uint8_t>({3}, {10, 2, 0})));
+  BOOST_CHECK(values<uint8_t>(u8) == (std::vector<uint8_t>{4, 3, 7}));
+  auto u16 = run1(bin("Mul", make<uint16_t>({1}, {65535}), make<uint16_t>({1}, {65535})));
+  BOOST_CHECK(values<uint16_t>(u16) == (std::vector<uint16_t>{1}));
+  // Unsigned division and modulo: no signed -1 special case, 0 divisor gives 0.
+  auto ud =
+      run1(bin("Div", make<uint32_t>({3}, {7, 4294967295u, 5}), make<uint32_t>({3}, {2, 4294967295u, 0})));
+  BOOST_CHECK(values<uint32_t>(ud) == (std::vector<uint32_t>{3, 1, 0}));
+  auto um = run1(bin("Mod", make<uint64_t>({2}, {7, 9}), make<uint64_t>({2}, {~uint64_t{0}, 4})));
+  BOOST_CHECK(values<uint64_t>(um) == (std::vector<uint64_t>{7, 1}));
+  auto mx = run1(bin("Max", make<int8_t>({3}, {-128, 5, 0}), make<int8_t>({3}, {127, -5, 0})));
+  BOOST_CHECK(values<int8_t>(mx) == (std::vector<int8_t>{127, 5, 0}));
+  auto md = run1(bin("Mod", make<int16_t>({2}, {-7, 7}), make<int16_t>({2}, {3, -3})));
+  BOOST_CHECK(values<int16_t>(md) == (std::vector<int16_t>{2, -2}));
+}
+
+BOOST_AUTO_TEST_CASE(float16_arithmetic_is_computed_in_float) {
+  const uint16_t one = kern::float_to_half(1.f), two = kern::float_to_half(2.f),
+                 half = kern::float_to_half(0.5f);
+  Tensor a(DType::float16, {2}), b(DType::float16, {2});
+  a.as<uint16_t>()[0] = one;
+  a.as<uint16_t>()[1] = two;
+  b.as<uint16_t>()[0] = b.as<uint16_t>()[1] = half;
+  auto m = run1(bin("Max", a, b));
+  BOOST_CHECK(m.dtype() == DType::float16);
+  BOOST_CHECK(kern::half_to_float(m.as<uint16_t>()[0]) == 1.f);
+  auto lt = run1(bin("Less", a, b));
+  BOOST_CHECK(lt.dtype() == DType::boolean);
+  BOOST_CHECK(values<uint8_t>(lt) == (std::vector<uint8_t>{0, 0}));
+}
+
+BOOST_AUTO_TEST_CASE(pow_takes_mixed_dtypes) {
+  // float base, integer exponent; integer base, float exponent; integer both (exact).
+  check_close(run1(bin("Pow", make_f32({3}, {2, 3, 4}), make_i64({3}, {2, 0, -1}))), {4, 1, 0.25f});
+  auto ib = run1(bin("Pow", make<int32_t>({3}, {1, 2, 3}), make_f32({3}, {4, 5, 0.5f})));
+  BOOST_CHECK(values<int32_t>(ib) == (std::vector<int32_t>{1, 32, 1}));
+  auto ii = run1(bin("Pow", make_i64({4}, {3, -2, 2, 5}), make_i64({4}, {3, 3, -1, 0})));
+  BOOST_CHECK(values<int64_t>(ii) == (std::vector<int64_t>{27, -8, 0, 1}));
+  // Wraps rather than overflowing.
+  auto big = run1(bin("Pow", make_i64({1}, {3}), make_i64({1}, {100})));
+  BOOST_CHECK(big.numel() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(more_unary_math) {
+  check_close(run1(un("Tan", make_f32({2}, {0, 0.5f}))), {0, std::tan(0.5f)});
+  check_close(run1(un("Asin", make_f32({2}, {0, 1}))), {0, 1.5707964f});
+  check_close(run1(un("Acosh", make_f32({1}, {1}))), {0});
+  check_close(run1(un("Atanh", make_f32({1}, {0.5f}))), {std::atanh(0.5f)});
+  check_close(run1(un("Softsign", make_f32({2}, {-1, 3}))), {-0.5f, 0.75f});
+  Attributes t;
+  t.set("alpha", 2.f);
+  check_close(run1(un("ThresholdedRelu", make_f32({3}, {1, 2, 3}), t)), {0, 0, 3});
+  Attributes sh;
+  sh.set("lambd", 1.f);
+  sh.set("bias", 0.5f);
+  check_close(run1(un("Shrink", make_f32({3}, {-2, 0.5f, 2}), sh)), {-1.5f, 0, 1.5f});
+  check_close(run1(un("Celu", make_f32({2}, {-1, 2}))), {std::exp(-1.f) - 1.f, 2});
+}
+
+BOOST_AUTO_TEST_CASE(isnan_isinf_and_bitshift) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  auto n = run1(un("IsNaN", make_f32({3}, {nan, 1, inf})));
+  BOOST_CHECK(values<uint8_t>(n) == (std::vector<uint8_t>{1, 0, 0}));
+  Attributes neg_only;
+  neg_only.set("detect_positive", int64_t{0});
+  auto i = run1(un("IsInf", make_f32({3}, {-inf, inf, nan}), neg_only));
+  BOOST_CHECK(values<uint8_t>(i) == (std::vector<uint8_t>{1, 0, 0}));
+  KernelCase sl = bin("BitShift", make<uint8_t>({3}, {1, 255, 3}), make<uint8_t>({3}, {3, 1, 9}));
+  sl.attrs.set("direction", std::string("LEFT"));
+  BOOST_CHECK(values<uint8_t>(run1(sl)) == (std::vector<uint8_t>{8, 254, 0}));
+  KernelCase sr = bin("BitShift", make<uint64_t>({2}, {16, 16}), make<uint64_t>({2}, {2, 64}));
+  sr.attrs.set("direction", std::string("RIGHT"));
+  BOOST_CHECK(values<uint64_t>(run1(sr)) == (std::vector<uint64_t>{4, 0}));
+  sr.attrs.set("direction", std::string("UP"));
+  BOOST_CHECK(run_error(sr).find("direction") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(castlike_and_bfloat16) {
+  KernelCase c = bin("CastLike", make_f32({2}, {1.5f, -2}), make_i64({1}, {0}));
+  BOOST_CHECK(values<int64_t>(run1(c)) == (std::vector<int64_t>{1, -2}));
+  // float32 -> bfloat16 keeps the upper 16 bits; back again is exact for those values.
+  Tensor like(DType::bfloat16, {1});
+  KernelCase b = bin("CastLike", make_f32({2}, {1.f, 0.4789254f}), like);
+  Tensor bf = run1(b);
+  BOOST_CHECK(bf.dtype() == DType::bfloat16);
+  BOOST_CHECK(bf.as<uint16_t>()[0] == 0x3f80);
+  BOOST_CHECK(bf.as<uint16_t>()[1] == static_cast<uint16_t>(std::bit_cast<uint32_t>(0.4789254f) >> 16));
+  KernelCase back = bin("CastLike", bf, make_f32({1}, {0}));
+  check_close(run1(back), {1.f, kern::bf16_to_float(bf.as<uint16_t>()[1])}, 0);
+}
+
+BOOST_AUTO_TEST_CASE(clip_small_integers_and_float16) {
+  KernelCase c = un("Clip", make<int8_t>({3}, {-128, 5, 127}));
+  c.inputs.push_back(make<int8_t>({}, {-3}));
+  c.inputs.push_back(make<int8_t>({}, {4}));
+  BOOST_CHECK(values<int8_t>(run1(c)) == (std::vector<int8_t>{-3, 4, 4}));
 }
