@@ -1,6 +1,9 @@
-// Reference BatchNormalization (inference), LayerNormalization and InstanceNormalization, float32.
+// Reference BatchNormalization (inference and training mode), LayerNormalization,
+// InstanceNormalization, LRN and MeanVarianceNormalization, float32.
 // BatchNormalization folds scale/bias/mean/var into one multiply-add per channel; when all four
 // are params this is done once in create.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -23,6 +26,14 @@ inline void moments(const float* x, int64_t n, float eps, float& mean, float& in
   v = n > 0 ? v / static_cast<double>(n) : 0.0;
   mean = static_cast<float>(m);
   inv_std = static_cast<float>(1.0 / std::sqrt(v + eps));
+}
+
+// [N, C, ...] as batch, channels and the product of the rest.
+struct NcPlane {
+  int64_t n, c, plane;
+};
+inline NcPlane nc_plane(const Dims& d) {
+  return {d[0], d[1], shape_numel(d.span().subspan(2))};
 }
 
 // Inputs 1..last must be [C] for input 0 = [N, C, ...]; output 0 has the input's shape.
@@ -81,11 +92,64 @@ class BatchNormKernel final : public Kernel {
   std::vector<float> a_, b_;  // folded per-channel multiplier and offset, when params are constant
 };
 
+// Training mode: normalizes with the batch's own mean and (population) variance per channel and
+// outputs the updated running statistics, input * momentum + batch * (1 - momentum).
+class BatchNormTrainingKernel final : public Kernel {
+ public:
+  BatchNormTrainingKernel(float eps, float momentum) : eps_(eps), momentum_(momentum) {}
+
+  Status infer(ShapeContext& ctx) const override {
+    const Dims& x = ctx.inputs[0].dims;
+    if (x.rank() < 2) return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x ...");
+    WEAVE_TRY(per_channel_infer(ctx, 4));
+    for (std::size_t k = 1; k < ctx.outputs.size(); ++k) {
+      ctx.outputs[k].dtype = DType::float32;
+      ctx.outputs[k].dims = Dims{x[1]};
+    }
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    const auto [N, C, plane] = nc_plane(ctx.inputs[0].dims);
+    const float* x = ctx.inputs[0].as<float>();
+    float* y = ref::out_f32(ctx, 0);
+    const float *sc = ctx.inputs[1].as<float>(), *bi = ctx.inputs[2].as<float>(),
+                *mu = ctx.inputs[3].as<float>(), *var = ctx.inputs[4].as<float>();
+    for (int64_t c = 0; c < C; ++c) {
+      double s = 0, s2 = 0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < plane; ++i) s += x[(n * C + c) * plane + i];
+      const double count = static_cast<double>(N * plane);
+      const double m = count > 0 ? s / count : 0.0;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < plane; ++i) {
+          const double d = x[(n * C + c) * plane + i] - m;
+          s2 += d * d;
+        }
+      const double v = count > 0 ? s2 / count : 0.0;
+      const double a = sc[c] / std::sqrt(v + eps_), b = bi[c] - m * a;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < plane; ++i)
+          y[(n * C + c) * plane + i] = static_cast<float>(x[(n * C + c) * plane + i] * a + b);
+      if (float* rm = ref::out_f32(ctx, 1))
+        rm[c] = static_cast<float>(mu[c] * momentum_ + m * (1 - momentum_));
+      if (float* rv = ref::out_f32(ctx, 2))
+        rv[c] = static_cast<float>(var[c] * momentum_ + v * (1 - momentum_));
+    }
+  }
+
+ private:
+  float eps_, momentum_;
+};
+
 Expected<std::unique_ptr<Kernel>> make_batch_norm(const KernelSetup& s) {
   WEAVE_TRY(ref::require_inputs(s, 5, 5));
   WEAVE_TRY(ref::require_float(s, {0, 1, 2, 3, 4}));
-  if (s.node.attrs.get_int("training_mode", 0) != 0 || ref::has_output(s, 1) || ref::has_output(s, 2))
-    return make_error(s.label, ": BatchNormalization in training mode is not supported");
+  if (s.node.attrs.get_int("training_mode", 0) != 0 || ref::has_output(s, 1) || ref::has_output(s, 2)) {
+    if (s.node.outputs.size() > 3) return make_error(s.label, ": BatchNormalization has at most 3 outputs");
+    return std::unique_ptr<Kernel>(std::make_unique<BatchNormTrainingKernel>(
+        s.node.attrs.get_float("epsilon", 1e-5f), s.node.attrs.get_float("momentum", 0.9f)));
+  }
   const float eps = s.node.attrs.get_float("epsilon", 1e-5f);
   std::vector<float> a, b;
   const ConstTensorView* cs[4] = {ref::constant(s, 1), ref::constant(s, 2), ref::constant(s, 3),
@@ -234,9 +298,117 @@ Expected<std::unique_ptr<Kernel>> make_instance_norm(const KernelSetup& s) {
       std::make_unique<InstanceNormKernel>(s.node.attrs.get_float("epsilon", 1e-5f)));
 }
 
+// ---------------------------------------------------------------------------------------------
+
+// LRN across channels: y = x / (bias + alpha / size * sum of x^2 over the window)^beta, the window
+// [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to the channels.
+class LrnKernel final : public Kernel {
+ public:
+  LrnKernel(int64_t size, float alpha, float beta, float bias)
+      : size_(size), alpha_(alpha), beta_(beta), bias_(bias) {}
+  Status infer(ShapeContext& ctx) const override {
+    const Dims& x = ctx.inputs[0].dims;
+    if (x.rank() < 2) return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x ...");
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.outputs[0].dims = x;
+    return {};
+  }
+  void run(const RunContext& ctx) const override {
+    const auto [N, C, plane] = nc_plane(ctx.inputs[0].dims);
+    const float* x = ctx.inputs[0].as<float>();
+    float* y = ref::out_f32(ctx, 0);
+    const int64_t lo = (size_ - 1) / 2, hi = size_ - 1 - lo;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < plane; ++i) {
+          double sq = 0;
+          for (int64_t k = std::max<int64_t>(0, c - lo); k <= std::min(C - 1, c + hi); ++k) {
+            const double v = x[(n * C + k) * plane + i];
+            sq += v * v;
+          }
+          const int64_t at = (n * C + c) * plane + i;
+          y[at] =
+              static_cast<float>(x[at] / std::pow(bias_ + alpha_ / static_cast<double>(size_) * sq, beta_));
+        }
+  }
+
+ private:
+  int64_t size_;
+  float alpha_, beta_, bias_;
+};
+
+Expected<std::unique_ptr<Kernel>> make_lrn(const KernelSetup& s) {
+  WEAVE_TRY(ref::require_inputs(s, 1, 1));
+  WEAVE_TRY(ref::require_float(s, {0}));
+  const int64_t size = s.node.attrs.get_int("size", 0);
+  if (size < 1) return make_error(s.label, ": LRN needs the attribute size >= 1");
+  return std::unique_ptr<Kernel>(std::make_unique<LrnKernel>(size, s.node.attrs.get_float("alpha", 1e-4f),
+                                                             s.node.attrs.get_float("beta", 0.75f),
+                                                             s.node.attrs.get_float("bias", 1.f)));
+}
+
+// MeanVarianceNormalization over `axes`: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9), as the
+// ONNX function defines it.
+class MvnKernel final : public Kernel {
+ public:
+  explicit MvnKernel(std::vector<int64_t> axes) : axes_(std::move(axes)) {}
+  Status infer(ShapeContext& ctx) const override {
+    const Dims& x = ctx.inputs[0].dims;
+    for (int64_t a : axes_)
+      if (a < -x.rank() || a >= x.rank())
+        return make_error(ctx.label, ": axis ", a, " is out of range for input ", ref::dims_str(x));
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.outputs[0].dims = x;
+    return {};
+  }
+  void run(const RunContext& ctx) const override {
+    const Dims& d = ctx.inputs[0].dims;
+    const int r = d.rank();
+    std::array<bool, kMaxRank> reduced{};
+    for (int64_t a : axes_) reduced[static_cast<std::size_t>(a < 0 ? a + r : a)] = true;
+    // Group of an element: its index with the reduced axes dropped.
+    auto group = [&](int64_t i) {
+      int64_t g = 0, rem = i;
+      std::array<int64_t, kMaxRank> c{};
+      for (int k = r - 1; k >= 0; --k) {
+        c[k] = rem % d[k];
+        rem /= d[k];
+      }
+      for (int k = 0; k < r; ++k)
+        if (!reduced[k]) g = g * d[k] + c[k];
+      return g;
+    };
+    int64_t groups = 1, per = 1;
+    for (int k = 0; k < r; ++k) (reduced[k] ? per : groups) *= d[k];
+    std::vector<double> s(static_cast<std::size_t>(groups)), s2(static_cast<std::size_t>(groups));
+    const float* x = ctx.inputs[0].as<float>();
+    float* y = ref::out_f32(ctx, 0);
+    for (int64_t i = 0; i < d.numel(); ++i) {
+      const auto g = static_cast<std::size_t>(group(i));
+      s[g] += x[i];
+      s2[g] += static_cast<double>(x[i]) * x[i];
+    }
+    for (int64_t i = 0; i < d.numel(); ++i) {
+      const auto g = static_cast<std::size_t>(group(i));
+      const double m = s[g] / static_cast<double>(per);
+      const double var = std::max(0.0, s2[g] / static_cast<double>(per) - m * m);
+      y[i] = static_cast<float>((x[i] - m) / (std::sqrt(var) + 1e-9));
+    }
+  }
+
+ private:
+  std::vector<int64_t> axes_;
+};
+
 }  // namespace
 
 void register_normalization_kernels(KernelRegistry& r) {
+  r.add("LRN", make_lrn);
+  r.add("MeanVarianceNormalization", [](const KernelSetup& s) -> Expected<std::unique_ptr<Kernel>> {
+    WEAVE_TRY(ref::require_inputs(s, 1, 1));
+    WEAVE_TRY(ref::require_float(s, {0}));
+    return std::unique_ptr<Kernel>(std::make_unique<MvnKernel>(s.node.attrs.get_ints("axes", {0, 2, 3})));
+  });
   r.add("BatchNormalization", make_batch_norm);
   r.add("LayerNormalization", make_layer_norm);
   r.add("InstanceNormalization", make_instance_norm);

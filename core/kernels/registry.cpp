@@ -18,6 +18,7 @@ KernelRegistry& KernelRegistry::global() {
     register_shape_kernels(*reg);
     register_reduce_kernels(*reg);
     register_loss_kernels(*reg);
+    register_indexing_kernels(*reg);
     return reg;
   }();
   return *r;

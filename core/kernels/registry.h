@@ -46,14 +46,17 @@ void register_conv_kernels(KernelRegistry& r);  // Conv, ConvTranspose
 void register_gemm_kernels(KernelRegistry& r);  // MatMul, Gemm
 void register_pool_kernels(KernelRegistry& r);  // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
 void register_normalization_kernels(
-    KernelRegistry& r);  // BatchNormalization, LayerNormalization, InstanceNormalization
-void register_softmax_kernels(KernelRegistry& r);  // Softmax, LogSoftmax
+    KernelRegistry& r);  // BatchNormalization, LayerNormalization, InstanceNormalization, LRN, MVN
+void register_softmax_kernels(KernelRegistry& r);  // Softmax, LogSoftmax, Hardmax
 void register_rnn_kernels(KernelRegistry& r);      // LSTM
 void register_resize_kernels(KernelRegistry& r);   // Resize, Upsample
 void register_elementwise_kernels(
     KernelRegistry& r);                           // unary and broadcasting binary ops, Clip, Where, Cast...
 void register_shape_kernels(KernelRegistry& r);   // Shape, Reshape, Transpose, Concat, Slice, Gather, ...
 void register_reduce_kernels(KernelRegistry& r);  // ReduceMean, ReduceSum, ReduceMax, ...
-void register_loss_kernels(KernelRegistry& r);    // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_loss_kernels(KernelRegistry& r);
+// Trilu, EyeLike, CumSum, Scatter*, GatherND, OneHot, Compress, NonZero, Unique, ReverseSequence
+void register_indexing_kernels(KernelRegistry& r);
 
 }  // namespace weave

@@ -1,6 +1,6 @@
-// Reference Softmax and LogSoftmax, float32, numerically stable (the row maximum is subtracted).
-// Opset >= 13 semantics: normalize along `axis` (default -1). With the attribute coerce_2d=1
-// (set by the importer for opset < 13 models) the input is viewed as 2-D at `axis` (default 1)
+// Reference Softmax, LogSoftmax and Hardmax (1 at the first maximum), float32, numerically stable (the row
+// maximum is subtracted). Opset >= 13 semantics: normalize along `axis` (default -1). With the attribute
+// coerce_2d=1 (set by the importer for opset < 13 models) the input is viewed as 2-D at `axis` (default 1)
 // and each row of the trailing block is normalized as a whole.
 #include <cmath>
 #include <limits>
@@ -11,9 +11,11 @@
 namespace weave {
 namespace {
 
+enum class Mode { softmax, log, hard };
+
 class SoftmaxKernel final : public Kernel {
  public:
-  SoftmaxKernel(int64_t axis, bool coerce_2d, bool log) : axis_(axis), coerce_(coerce_2d), log_(log) {}
+  SoftmaxKernel(int64_t axis, bool coerce_2d, Mode mode) : axis_(axis), coerce_(coerce_2d), mode_(mode) {}
 
   // outer x D x inner view of the input.
   Status split(const Dims& x, const std::string& label, int64_t& outer, int64_t& D, int64_t& inner) const {
@@ -53,6 +55,13 @@ class SoftmaxKernel final : public Kernel {
         const int64_t o = l / inner, i = l % inner;
         const float* xl = x + o * D * inner + i;
         float* yl = y + o * D * inner + i;
+        if (mode_ == Mode::hard) {  // 1 at the first maximum, 0 elsewhere
+          int64_t best = 0;
+          for (int64_t d = 1; d < D; ++d)
+            if (xl[d * inner] > xl[best * inner]) best = d;
+          for (int64_t d = 0; d < D; ++d) yl[d * inner] = d == best ? 1.f : 0.f;
+          continue;
+        }
         float m = -std::numeric_limits<float>::infinity();
         for (int64_t d = 0; d < D; ++d) m = std::max(m, xl[d * inner]);
         if (std::isinf(m) && m < 0) m = 0.f;  // all -inf: avoid (-inf) - (-inf)
@@ -62,7 +71,7 @@ class SoftmaxKernel final : public Kernel {
           yl[d * inner] = e;
           sum += e;
         }
-        if (log_) {
+        if (mode_ == Mode::log) {
           const float ls = std::log(sum);
           for (int64_t d = 0; d < D; ++d) yl[d * inner] = xl[d * inner] - m - ls;
         } else {
@@ -75,22 +84,26 @@ class SoftmaxKernel final : public Kernel {
 
  private:
   int64_t axis_;
-  bool coerce_, log_;
+  bool coerce_;
+  Mode mode_;
 };
 
-Expected<std::unique_ptr<Kernel>> make_softmax_impl(const KernelSetup& s, bool log) {
+Expected<std::unique_ptr<Kernel>> make_softmax_impl(const KernelSetup& s, Mode mode) {
   WEAVE_TRY(ref::require_inputs(s, 1, 1));
   WEAVE_TRY(ref::require_float(s, {0}));
   const bool coerce = s.node.attrs.get_int("coerce_2d", 0) != 0;
   const int64_t axis = s.node.attrs.get_int("axis", coerce ? 1 : -1);
-  return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(axis, coerce, log));
+  return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(axis, coerce, mode));
 }
 
 Expected<std::unique_ptr<Kernel>> make_softmax(const KernelSetup& s) {
-  return make_softmax_impl(s, false);
+  return make_softmax_impl(s, Mode::softmax);
 }
 Expected<std::unique_ptr<Kernel>> make_log_softmax(const KernelSetup& s) {
-  return make_softmax_impl(s, true);
+  return make_softmax_impl(s, Mode::log);
+}
+Expected<std::unique_ptr<Kernel>> make_hardmax(const KernelSetup& s) {
+  return make_softmax_impl(s, Mode::hard);
 }
 
 }  // namespace
@@ -98,6 +111,7 @@ Expected<std::unique_ptr<Kernel>> make_log_softmax(const KernelSetup& s) {
 void register_softmax_kernels(KernelRegistry& r) {
   r.add("Softmax", make_softmax);
   r.add("LogSoftmax", make_log_softmax);
+  r.add("Hardmax", make_hardmax);
 }
 
 }  // namespace weave

@@ -105,3 +105,38 @@ BOOST_AUTO_TEST_CASE(instancenorm_per_plane) {
   REQUIRE_OK(r2);
   BOOST_CHECK_EQUAL(max_abs_diff((*r1)[0], (*r2)[0]), 0.0);
 }
+
+BOOST_AUTO_TEST_CASE(lrn_and_mean_variance_normalization) {
+  // LRN size 1: y = x / (1 + alpha * x^2)^beta.
+  KernelCase l{"LRN", {}, 13, ins(make_f32({1, 2, 1, 1}, {1, 2})), {false}};
+  l.attrs.set("size", int64_t{1});
+  l.attrs.set("alpha", 1.f);
+  l.attrs.set("beta", 1.f);
+  auto r = run_kernel(l);
+  REQUIRE_OK(r);
+  check_close((*r)[0], {0.5f, 0.4f});
+  // MVN over axes {1}: each row becomes (x - mean) / std.
+  KernelCase m{"MeanVarianceNormalization", {}, 13, ins(make_f32({2, 2}, {1, 3, 5, 5})), {false}};
+  m.attrs.set("axes", std::vector<int64_t>{1});
+  r = run_kernel(m);
+  REQUIRE_OK(r);
+  check_close((*r)[0], {-1, 1, 0, 0}, 1e-4f);
+}
+
+BOOST_AUTO_TEST_CASE(batch_norm_training_mode_uses_batch_statistics) {
+  KernelCase b{"BatchNormalization",
+               {},
+               15,
+               ins(make_f32({2, 1}, {1, 3}), make_f32({1}, {1}), make_f32({1}, {0}), make_f32({1}, {10}),
+                   make_f32({1}, {4})),
+               {false, true, true, true, true},
+               3};
+  b.attrs.set("training_mode", int64_t{1});
+  b.attrs.set("epsilon", 0.f);
+  b.attrs.set("momentum", 0.5f);
+  auto r = run_kernel(b);
+  REQUIRE_OK(r);
+  check_close((*r)[0], {-1, 1});
+  check_close((*r)[1], {6.f});   // 10 * 0.5 + 2 * 0.5
+  check_close((*r)[2], {2.5f});  // 4 * 0.5 + 1 * 0.5
+}

@@ -67,3 +67,10 @@ BOOST_AUTO_TEST_CASE(softmax_bad_axis) {
   BOOST_CHECK(has(r.message(), "test node (Softmax)"));
   BOOST_CHECK(has(r.message(), "2x3"));
 }
+
+BOOST_AUTO_TEST_CASE(hardmax_marks_the_first_maximum) {
+  KernelCase k{"Hardmax", {}, 13, ins(make_f32({2, 3}, {1, 3, 3, -1, -2, -3})), {false}};
+  auto r = run_kernel(k);
+  REQUIRE_OK(r);
+  check_close((*r)[0], {0, 1, 0, 1, 0, 0});
+}
