@@ -19,6 +19,8 @@ KernelRegistry& KernelRegistry::global() {
     register_reduce_kernels(*reg);
     register_loss_kernels(*reg);
     register_indexing_kernels(*reg);
+    register_quantize_kernels(*reg);
+    register_linalg_kernels(*reg);
     return reg;
   }();
   return *r;

@@ -48,7 +48,7 @@ void register_pool_kernels(KernelRegistry& r);  // MaxPool, AveragePool, GlobalA
 void register_normalization_kernels(
     KernelRegistry& r);  // BatchNormalization, LayerNormalization, InstanceNormalization, LRN, MVN
 void register_softmax_kernels(KernelRegistry& r);  // Softmax, LogSoftmax, Hardmax
-void register_rnn_kernels(KernelRegistry& r);      // LSTM
+void register_rnn_kernels(KernelRegistry& r);      // LSTM, GRU, RNN
 void register_resize_kernels(KernelRegistry& r);   // Resize, Upsample
 void register_elementwise_kernels(
     KernelRegistry& r);                           // unary and broadcasting binary ops, Clip, Where, Cast...
@@ -58,5 +58,9 @@ void register_reduce_kernels(KernelRegistry& r);  // ReduceMean, ReduceSum, Redu
 void register_loss_kernels(KernelRegistry& r);
 // Trilu, EyeLike, CumSum, Scatter*, GatherND, OneHot, Compress, NonZero, Unique, ReverseSequence
 void register_indexing_kernels(KernelRegistry& r);
+// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger,
+// QLinearConv
+void register_quantize_kernels(KernelRegistry& r);
+void register_linalg_kernels(KernelRegistry& r);  // Einsum, Det
 
 }  // namespace weave

@@ -188,3 +188,32 @@ BOOST_AUTO_TEST_CASE(lstm_errors) {
   BOOST_REQUIRE(!r.ok());
   BOOST_CHECK(has(r.message(), "hidden_size"));
 }
+
+BOOST_AUTO_TEST_CASE(rnn_and_gru_one_step_by_hand) {
+  // Hidden 1, input 1, one step: RNN h = tanh(x*w + h0*r + wb + rb).
+  KernelCase r{"RNN",
+               {},
+               14,
+               ins(make_f32({1, 1, 1}, {0.5f}), make_f32({1, 1, 1}, {2}), make_f32({1, 1, 1}, {3}),
+                   make_f32({1, 2}, {0.1f, 0.2f}), Tensor(), make_f32({1, 1, 1}, {-0.25f})),
+               {false, true, true, true, false, false},
+               2};
+  auto out = run_kernel(r);
+  REQUIRE_OK(out);
+  const float h = std::tanh(0.5f * 2 - 0.25f * 3 + 0.3f);
+  check_close((*out)[0], {h});
+  check_close((*out)[1], {h});
+  // GRU with zero weights: z = r = 0.5, h~ = tanh(0) = 0, H = 0.5 * h0.
+  KernelCase g{"GRU",
+               {},
+               14,
+               ins(make_f32({1, 1, 1}, {1}), make_f32({1, 3, 1}, {0, 0, 0}), make_f32({1, 3, 1}, {0, 0, 0}),
+                   Tensor(), Tensor(), make_f32({1, 1, 1}, {0.8f})),
+               {false, true, true, false, false, false},
+               2};
+  out = run_kernel(g);
+  REQUIRE_OK(out);
+  check_close((*out)[1], {0.4f});
+  g.attrs.set("activations", std::vector<std::string>{"Sigmoid", "Bogus"});
+  BOOST_CHECK(!run_kernel(g).ok());
+}
