@@ -224,6 +224,7 @@ class ConvKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_conv(const KernelSetup& s) {
+  WEAVE_TRY(ref::require_nchw(s));
   WEAVE_TRY(ref::require_inputs(s, 2, 4));
   WEAVE_TRY(ref::require_float(s, {0, 1, 2, 3}));
   auto a = parse_window_attrs(s.node.attrs, s.label);

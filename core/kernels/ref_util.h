@@ -46,6 +46,15 @@ namespace weave::ref {
   return {};
 }
 
+// The reference kernels are channels-first only; a node the layout pass marked NHWC
+// (core/compiler/layout_nhwc.h) belongs to a fast kernel that declined it.
+[[nodiscard]] inline Status require_nchw(const KernelSetup& s) {
+  if (s.node.attrs.get_string("weave_layout", "NCHW") != "NCHW")
+    return make_error(s.label, ": ", s.node.op, " in layout ", s.node.attrs.get_string("weave_layout"),
+                      " needs the fast CPU path, which did not accept this node");
+  return {};
+}
+
 [[nodiscard]] inline bool present(const ShapeContext& c, std::size_t i) {
   return i < c.inputs.size() && c.inputs[i].present();
 }

@@ -20,10 +20,13 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
   WEAVE_TRY(graph.validate());
   std::shared_ptr<Factory> f(new Factory());
   f->graph_ = std::move(graph);
+  const KernelRegistry& reg = options.registry ? *options.registry : KernelRegistry::global();
+  // The registry's own rewrite (the fast path's layout pass) comes first: its kernels are
+  // created from the graph it leaves.
+  if (reg.graph_pass() != nullptr) WEAVE_TRY(reg.graph_pass()(f->graph_));
   // R6: before any kernel sees the params, so kernels and plans point at the shared bytes.
   if (options.dedup_params) ParamStore::global().intern(f->graph_);
   const Graph& g = f->graph_;
-  const KernelRegistry& reg = options.registry ? *options.registry : KernelRegistry::global();
   const int opset = g.kernel_opset();
 
   // Create every kernel, collecting all failures so one pass reports every bad node.
