@@ -39,6 +39,9 @@ class FastConv final : public Kernel {
     return {};
   }
 
+  void visit_packed(FunctionRef<void(SharedBytes&)> fn) override { fn(depthwise_ ? dw_ : packed_.data); }
+  [[nodiscard]] bool packs_input(std::size_t k) const override { return k == 1 || k == 2; }
+
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
     if (x.rank() != 4) return make_error(ctx.label, ": NHWC input ", ref::dims_str(x), " must have rank 4");
@@ -118,7 +121,8 @@ class FastConv final : public Kernel {
   int64_t M_, Cg_, KH_, KW_;
   bool depthwise_ = false;
   PackedWeights packed_;
-  AlignedBuffer dw_, bias_, zeros_;
+  SharedBytes dw_;
+  AlignedBuffer bias_, zeros_;
   int64_t c_pad_ = 0;
 };
 

@@ -50,8 +50,9 @@ void pack_gemm_b_into(const float* b, int64_t K, int64_t N, int64_t ldb, bool tr
 PackedWeights pack_gemm_b(const float* b, int64_t K, int64_t N, int64_t ldb, bool trans, int nr, int vec) {
   PackedWeights p;
   p.layout = gemm_b_layout(K, N, nr, vec);
-  p.data = AlignedBuffer(static_cast<std::size_t>(p.layout.group_floats) * sizeof(float), false);
-  pack_gemm_b_into(b, K, N, ldb, trans, p.layout, vec, reinterpret_cast<float*>(p.data.data()));
+  AlignedBuffer buf(static_cast<std::size_t>(p.layout.group_floats) * sizeof(float), false);
+  pack_gemm_b_into(b, K, N, ldb, trans, p.layout, vec, reinterpret_cast<float*>(buf.data()));
+  p.data = SharedBytes::from(std::move(buf));
   return p;
 }
 
@@ -62,8 +63,8 @@ PackedWeights pack_conv(const float* w, int64_t groups, int64_t Mg, int64_t Cg, 
   p.layout.nr = nr;
   p.layout.panel_floats = depth * nr;
   p.layout.group_floats = group_floats(Mg, depth, nr, vec);
-  p.data = AlignedBuffer(static_cast<std::size_t>(p.layout.group_floats * groups) * sizeof(float), false);
-  auto* out = reinterpret_cast<float*>(p.data.data());
+  AlignedBuffer buf(static_cast<std::size_t>(p.layout.group_floats * groups) * sizeof(float), false);
+  auto* out = reinterpret_cast<float*>(buf.data());
   for (int64_t g = 0; g < groups; ++g) {
     const float* wg = w + g * Mg * Cg * taps;
     // Depth index k = tap * Cg + c, matching the micro-kernel's tap-major walk.
@@ -72,16 +73,17 @@ PackedWeights pack_conv(const float* w, int64_t groups, int64_t Mg, int64_t Cg, 
       return wg[(m * Cg + c) * taps + tap];
     });
   }
+  p.data = SharedBytes::from(std::move(buf));
   return p;
 }
 
-AlignedBuffer pack_depthwise(const float* w, int64_t C, int64_t taps, int vec, int64_t& c_pad) {
+SharedBytes pack_depthwise(const float* w, int64_t C, int64_t taps, int vec, int64_t& c_pad) {
   c_pad = round_up(C, vec);
   AlignedBuffer buf(static_cast<std::size_t>(c_pad * taps) * sizeof(float));  // zero-filled padding
   auto* out = reinterpret_cast<float*>(buf.data());
   for (int64_t t = 0; t < taps; ++t)
     for (int64_t c = 0; c < C; ++c) out[t * c_pad + c] = w[c * taps + t];
-  return buf;
+  return SharedBytes::from(std::move(buf));
 }
 
 }  // namespace weave::fast

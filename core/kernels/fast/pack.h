@@ -11,7 +11,7 @@
 namespace weave::fast {
 
 struct PackedWeights {
-  AlignedBuffer data;
+  SharedBytes data;  // may be swapped for equal bytes shared across factories (Kernel::visit_packed)
   PackedLayout layout;
   [[nodiscard]] const float* floats() const { return reinterpret_cast<const float*>(data.data()); }
 };
@@ -26,7 +26,7 @@ struct PackedWeights {
                                         int vec);
 
 // Depthwise weights [C][1][KH][KW] as [tap][c_pad] (c_pad = C rounded up to `vec`).
-[[nodiscard]] AlignedBuffer pack_depthwise(const float* w, int64_t C, int64_t taps, int vec, int64_t& c_pad);
+[[nodiscard]] SharedBytes pack_depthwise(const float* w, int64_t C, int64_t taps, int vec, int64_t& c_pad);
 
 // Packs into caller memory (the layout must come from gemm_b_layout); for operands that are
 // only known at run time (MatMul of two activations).
