@@ -1,6 +1,7 @@
 // Fast Conv over NHWC data (nodes the layout pass marked weave_layout = "NHWC"): depthwise
-// convolutions run the channel-vectorized direct kernel, everything else (1x1, 3x3, strided,
-// dilated, grouped) the implicit-GEMM micro-kernel over weights packed at create.
+// convolutions run the channel-vectorized direct kernel, 3x3 stride-1 ones with enough channels
+// Winograd F(4x4, 3x3), everything else (1x1, strided, dilated, grouped) the implicit-GEMM
+// micro-kernel, each over weights packed at create.
 #include <algorithm>
 #include <cstring>
 
@@ -17,6 +18,14 @@ namespace {
 
 // Windows up to this many taps use the implicit GEMM (its per-task address table is bounded).
 constexpr int64_t kMaxGemmTaps = 121;
+// Winograd pays when both channel counts are large enough for the GEMMs to dominate the
+// transforms, and its weights (4x the direct ones) stay within this many bytes per layer.
+constexpr int64_t kWinogradMinChannels = 16;
+constexpr int64_t kWinogradMaxBytes = int64_t{16} << 20;
+
+bool unit(const std::vector<int64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
+}
 
 class FastConv final : public Kernel {
  public:
@@ -26,7 +35,12 @@ class FastConv final : public Kernel {
   Status pack(const float* w, const float* bias) {
     const int64_t taps = KH_ * KW_;
     depthwise_ = Cg_ == 1 && group_ == M_;
-    if (depthwise_) {
+    winograd_ = !depthwise_ && group_ == 1 && KH_ == 3 && KW_ == 3 && unit(a_.strides) &&
+                unit(a_.dilations) && Cg_ >= kWinogradMinChannels && M_ >= kWinogradMinChannels &&
+                36 * Cg_ * M_ * int64_t{4} <= kWinogradMaxBytes && ops_.winograd != nullptr;
+    if (winograd_) {
+      packed_ = pack_winograd_f43(w, M_, Cg_, ops_.nr, ops_.vec);
+    } else if (depthwise_) {
       dw_ = pack_depthwise(w, M_, taps, ops_.vec, c_pad_);
     } else {
       packed_ = pack_conv(w, group_, M_ / group_, Cg_, taps, ops_.nr, ops_.vec);
@@ -56,7 +70,7 @@ class FastConv final : public Kernel {
                         " does not match output ", ref::dims_str(out), " (NHWC)");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
-    ctx.workspace = 0;
+    ctx.workspace = winograd_ ? ops_.winograd_workspace(Cg_, M_) : 0;
     return {};
   }
 
@@ -67,6 +81,22 @@ class FastConv final : public Kernel {
     if (!geo) return;  // infer() rejected these dims already
     const float* res = ref::present(ctx, 3) ? ctx.inputs[3].as<float>() : nullptr;
     const auto* bias = bias_.size() > 0 ? reinterpret_cast<const float*>(bias_.data()) : nullptr;
+    if (winograd_) {
+      WinogradArgs a;
+      a.x = ctx.inputs[0].as<float>();
+      a.N = xd[0], a.IH = xd[1], a.IW = xd[2], a.C = xd[3];
+      a.y = ref::out_f32(ctx, 0);
+      a.OH = geo->out[0], a.OW = geo->out[1], a.M = M_;
+      a.PT = geo->pad_begin[0], a.PL = geo->pad_begin[1];
+      a.u = packed_.floats();
+      a.layout = packed_.layout;
+      a.bias = bias;
+      a.residual = res;
+      a.act = act_;
+      a.workspace = reinterpret_cast<float*>(ctx.workspace.data());
+      ops_.winograd(a, ctx.parallel);
+      return;
+    }
     if (depthwise_) {
       DepthwiseArgs a;
       a.x = ctx.inputs[0].as<float>();
@@ -119,7 +149,7 @@ class FastConv final : public Kernel {
   int64_t group_;
   Activation act_;
   int64_t M_, Cg_, KH_, KW_;
-  bool depthwise_ = false;
+  bool depthwise_ = false, winograd_ = false;
   PackedWeights packed_;
   SharedBytes dw_;
   AlignedBuffer bias_, zeros_;

@@ -71,6 +71,24 @@ struct DepthwiseArgs {
   Activation act;
 };
 
+// 3x3 stride-1 convolution by Winograd's F(4x4, 3x3) over NHWC data: 6x6 input tiles are
+// transformed, multiplied per tile point by the transformed weights (36 GEMMs on the same
+// micro-kernel) and transformed back into 4x4 outputs with bias, residual and activation.
+// 4x fewer multiplications than the direct convolution for 9x the weights' memory / 4.
+struct WinogradArgs {
+  const float* x = nullptr;
+  int64_t N = 1, IH = 1, IW = 1, C = 0;  // x pixels are C floats apart
+  float* y = nullptr;
+  int64_t OH = 1, OW = 1, M = 0;  // y pixels are M floats apart
+  int64_t PT = 0, PL = 0;
+  const float* u = nullptr;  // 36 packed GEMM B operands [C][M], `layout.group_floats` apart
+  PackedLayout layout;
+  const float* bias = nullptr;
+  const float* residual = nullptr;
+  Activation act;
+  float* workspace = nullptr;  // winograd_workspace(C, M) bytes
+};
+
 // Max or average pooling over NHWC data (2-D windows).
 struct PoolArgs {
   const float* x = nullptr;
@@ -91,6 +109,8 @@ struct Ops {
   void (*conv_gemm)(const ConvGemmArgs&, const Parallel&) = nullptr;
   void (*depthwise)(const DepthwiseArgs&, const Parallel&) = nullptr;
   void (*pool)(const PoolArgs&, const Parallel&) = nullptr;
+  void (*winograd)(const WinogradArgs&, const Parallel&) = nullptr;
+  std::size_t (*winograd_workspace)(int64_t C, int64_t M) = nullptr;
   // y[i] = act(x[i]) for n floats (in place when y == x).
   void (*activate)(const float* x, float* y, int64_t n, Activation act) = nullptr;
 };

@@ -6,6 +6,7 @@
 
 #include "core/kernels/fast/impl_conv_gemm.h"
 #include "core/kernels/fast/impl_spatial.h"
+#include "core/kernels/fast/impl_winograd.h"
 
 namespace weave::fast {
 
@@ -19,6 +20,8 @@ const Ops& ops_avx2() {
     o.conv_gemm = &avx2::conv_gemm;
     o.depthwise = &avx2::depthwise;
     o.pool = &avx2::pool;
+    o.winograd = &avx2::winograd;
+    o.winograd_workspace = &avx2::winograd_workspace;
     o.activate = &avx2::activate_array;
     return o;
   }();

@@ -6,6 +6,7 @@
 
 #include "core/kernels/fast/impl_conv_gemm.h"
 #include "core/kernels/fast/impl_spatial.h"
+#include "core/kernels/fast/impl_winograd.h"
 
 namespace weave::fast {
 
@@ -19,6 +20,8 @@ const Ops& ops_avx512() {
     o.conv_gemm = &avx512::conv_gemm;
     o.depthwise = &avx512::depthwise;
     o.pool = &avx512::pool;
+    o.winograd = &avx512::winograd;
+    o.winograd_workspace = &avx512::winograd_workspace;
     o.activate = &avx512::activate_array;
     return o;
   }();

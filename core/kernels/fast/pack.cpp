@@ -1,6 +1,7 @@
 #include "core/kernels/fast/pack.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace weave::fast {
 namespace {
@@ -73,6 +74,36 @@ PackedWeights pack_conv(const float* w, int64_t groups, int64_t Mg, int64_t Cg, 
       return wg[(m * Cg + c) * taps + tap];
     });
   }
+  p.data = SharedBytes::from(std::move(buf));
+  return p;
+}
+
+PackedWeights pack_winograd_f43(const float* w, int64_t M, int64_t C, int nr, int vec) {
+  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
+                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                     {0, 0, 1}};
+  PackedWeights p;
+  p.layout = gemm_b_layout(C, M, nr, vec);
+  AlignedBuffer buf(static_cast<std::size_t>(36 * p.layout.group_floats) * sizeof(float), false);
+  std::vector<float> u(static_cast<std::size_t>(36 * C * M));  // [xi][c][m]
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c) {
+      const float* g = w + (m * C + c) * 9;
+      double t[6][3];  // G g
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 3; ++j) t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j) {
+          const double v = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];
+          u[static_cast<std::size_t>(((i * 6 + j) * C + c) * M + m)] = static_cast<float>(v);
+        }
+    }
+  auto* out = reinterpret_cast<float*>(buf.data());
+  for (int xi = 0; xi < 36; ++xi)
+    pack_gemm_b_into(u.data() + xi * C * M, C, M, M, false, p.layout, vec, out + xi * p.layout.group_floats);
   p.data = SharedBytes::from(std::move(buf));
   return p;
 }

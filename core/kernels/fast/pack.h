@@ -28,6 +28,10 @@ struct PackedWeights {
 // Depthwise weights [C][1][KH][KW] as [tap][c_pad] (c_pad = C rounded up to `vec`).
 [[nodiscard]] SharedBytes pack_depthwise(const float* w, int64_t C, int64_t taps, int vec, int64_t& c_pad);
 
+// Winograd F(4x4, 3x3) weights: U = G g G^T per (output m, input c) of w [M][C][3][3], as 36
+// GEMM B operands [C][M] (one per tile point, `layout.group_floats` apart). Computed in double.
+[[nodiscard]] PackedWeights pack_winograd_f43(const float* w, int64_t M, int64_t C, int nr, int vec);
+
 // Packs into caller memory (the layout must come from gemm_b_layout); for operands that are
 // only known at run time (MatMul of two activations).
 [[nodiscard]] PackedLayout gemm_b_layout(int64_t K, int64_t N, int nr, int vec);
