@@ -54,7 +54,7 @@ struct ConvGemmArgs {
   const float* residual = nullptr;  // same pixel layout as y, or null
   int64_t ldr = 0, r_image = 0;
   Activation act;
-  const float* zeros = nullptr;  // >= Cg zero floats (the padding rows read)
+  const float* zeros = nullptr;  // >= KW * Cg zero floats (the padding rows read)
 };
 
 // Depthwise convolution (one input channel per output channel) over NHWC data.
