@@ -85,6 +85,21 @@ void compare(const KernelCase& c, const std::vector<std::size_t>& nhwc_inputs, d
   check_close(to_nchw((*fast)[0]), (*ref)[0], tol, what);
 }
 
+// Layout-free kernels (MatMul, Gemm, Softmax): the same tensors for both implementations.
+// With `declines`, the fast kernel must leave the node to the reference one.
+void compare_plain(const KernelCase& c, double tol, const std::string& what, int threads = 1,
+                   bool declines = false) {
+  auto ref = run_kernel(c, "reference", threads);
+  BOOST_TEST_REQUIRE(ref.ok(), what << ": reference: " << (ref.ok() ? "" : ref.message()));
+  auto fast = run_kernel(c, "fast", threads);
+  if (declines) {
+    BOOST_TEST((!fast.ok() && fast.message().find("no 'fast' kernel") != std::string::npos), what);
+    return;
+  }
+  BOOST_TEST_REQUIRE(fast.ok(), what << ": fast: " << (fast.ok() ? "" : fast.message()));
+  check_close((*fast)[0], (*ref)[0], tol, what);
+}
+
 struct Rng {
   std::mt19937 g{20261122};
   int64_t pick(std::initializer_list<int64_t> v) { return *(v.begin() + g() % v.size()); }
@@ -204,5 +219,69 @@ BOOST_AUTO_TEST_CASE(pools_match_reference) {
     kc.inputs.push_back(random_f32(Dims{r.pick({1, 2}), c, h, w}, 7000 + i));
     compare(kc, {0}, 1e-6,
             kc.op + " case " + std::to_string(i) + " x " + shape_str(kc.inputs[0].dims().span()), 1 + i % 2);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(matmul_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 40; ++i) {
+    const int64_t M = r.pick({1, 3, 7, 40}), K = r.pick({1, 5, 16, 120}), N = r.pick({1, 8, 17, 120, 300});
+    const bool const_b = i % 2 == 0;
+    KernelCase kc;
+    kc.op = "MatMul";
+    Dims ad{M, K}, bd{K, N};
+    if (i % 4 == 1) ad = Dims{2, 3, M, K}, bd = Dims{2, 3, K, N};  // batched
+    if (i % 4 == 3) ad = Dims{4, M, K}, bd = Dims{1, K, N};        // B broadcast over the batch
+    if (i % 8 == 6) ad = Dims{K};                                  // a vector
+    if (i % 8 == 2) ad = Dims{3, M, K};                            // batch of A, one constant B
+    kc.inputs.push_back(random_f32(ad, 9000 + i));
+    kc.inputs.push_back(random_f32(bd, 9100 + i));
+    kc.constant = {false, const_b};
+    compare_plain(kc, 3e-5,
+                  "MatMul case " + std::to_string(i) + " " + shape_str(ad.span()) + " x " +
+                      shape_str(bd.span()) + (const_b ? " (constant B)" : ""),
+                  1 + i % 2);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(gemm_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 40; ++i) {
+    const int64_t M = r.pick({1, 2, 9, 33}), K = r.pick({3, 16, 64}), N = r.pick({5, 16, 40, 100});
+    const bool tb = i % 2 == 1;
+    KernelCase kc;
+    kc.op = "Gemm";
+    kc.attrs.set("transB", static_cast<int64_t>(tb));
+    if (i % 3 == 1) kc.attrs.set("alpha", 0.5f);
+    const int form = i % 5;  // C: none, scalar, [N], [M, N] at run time, [M, 1] (reference)
+    if (form == 1 || form == 2) kc.attrs.set("beta", 2.f);
+    kc.inputs.push_back(random_f32(Dims{M, K}, 9200 + i));
+    kc.inputs.push_back(random_f32(tb ? Dims{N, K} : Dims{K, N}, 9300 + i));
+    kc.constant = {false, true, form != 3};
+    if (form == 1) kc.inputs.push_back(random_f32(Dims{1}, 9400 + i));
+    if (form == 2) kc.inputs.push_back(random_f32(Dims{N}, 9400 + i));
+    if (form == 3) kc.inputs.push_back(random_f32(Dims{M, N}, 9400 + i));
+    if (form == 4) kc.inputs.push_back(random_f32(Dims{M, 1}, 9400 + i));
+    compare_plain(kc, 3e-5, "Gemm case " + std::to_string(i) + " form " + std::to_string(form), 1 + i % 2,
+                  (form == 4 && M != 1) || (form == 3 && M == 1));  // [1, N] at run time may broadcast
+  }
+}
+
+BOOST_AUTO_TEST_CASE(softmax_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 30; ++i) {
+    KernelCase kc;
+    kc.op = i % 5 == 4 ? "LogSoftmax" : "Softmax";
+    const int64_t n = r.pick({1, 7, 8, 16, 33, 6625});
+    Dims d{r.pick({1, 2}), r.pick({1, 40}), n};
+    if (i % 6 == 5) {  // opset < 13: flattened from axis 1
+      kc.attrs.set("coerce_2d", int64_t{1});
+      kc.attrs.set("axis", int64_t{1});
+    }
+    kc.inputs.push_back(random_f32(d, 9500 + i, -20.f, 20.f));
+    compare_plain(kc, 1e-5, kc.op + " case " + std::to_string(i) + " " + shape_str(d.span()), 1 + i % 2);
   }
 }

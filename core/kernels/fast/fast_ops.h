@@ -111,6 +111,9 @@ struct Ops {
   void (*pool)(const PoolArgs&, const Parallel&) = nullptr;
   void (*winograd)(const WinogradArgs&, const Parallel&) = nullptr;
   std::size_t (*winograd_workspace)(int64_t C, int64_t M) = nullptr;
+  // Softmax (or log-softmax) of `rows` rows of n floats.
+  void (*softmax_rows)(const float* x, float* y, int64_t rows, int64_t n, bool log_softmax,
+                       const Parallel&) = nullptr;
   // y[i] = act(x[i]) for n floats (in place when y == x).
   void (*activate)(const float* x, float* y, int64_t n, Activation act) = nullptr;
 };

@@ -21,6 +21,10 @@ namespace weave::fast {
 
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_conv(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_pool(const KernelSetup& s);
+// Layout-free fast kernels (any tensor the reference kernel would take).
+[[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_matmul(const KernelSetup& s);
+[[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_gemm(const KernelSetup& s);
+[[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_softmax(const KernelSetup& s);
 
 // Registers every fast kernel (priority above the reference ones, impl "fast") and the graph
 // pass that lays activations out for them; does nothing when the CPU has no fast path.

@@ -35,6 +35,10 @@ void register_fast_kernels(KernelRegistry& r) {
   r.add("Conv", make_fast_conv, kPriority, "fast");
   for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
     r.add(op, make_fast_pool, kPriority, "fast");
+  r.add("MatMul", make_fast_matmul, kPriority, "fast");
+  r.add("Gemm", make_fast_gemm, kPriority, "fast");
+  r.add("Softmax", make_fast_softmax, kPriority, "fast");
+  r.add("LogSoftmax", make_fast_softmax, kPriority, "fast");
   r.set_graph_pass(&layout_pass);
 }
 
