@@ -109,8 +109,8 @@ class FastMatMul final : public Kernel {
 
 class FastGemm final : public Kernel {
  public:
-  FastGemm(const Ops& ops, int64_t K, int64_t N, bool residual)
-      : ops_(ops), K_(K), N_(N), residual_(residual) {}
+  FastGemm(const Ops& ops, const Dims& b, bool tb, bool residual)
+      : ops_(ops), b_(b), tb_(tb), K_(tb ? b[1] : b[0]), N_(tb ? b[0] : b[1]), residual_(residual) {}
 
   void pack(const float* b, bool trans, float alpha, const float* c, int64_t c_numel, float beta) {
     std::vector<float> scaled;
@@ -134,7 +134,8 @@ class FastGemm final : public Kernel {
   Status infer(ShapeContext& ctx) const override {
     const Dims& a = ctx.inputs[0].dims;
     if (a.rank() != 2 || a[1] != K_)
-      return make_error(ctx.label, ": Gemm A ", ref::dims_str(a), " does not match B's ", K_, " rows");
+      return make_error(ctx.label, ": Gemm inner dims differ: A ", ref::dims_str(a), " (transA 0) and B ",
+                        ref::dims_str(b_), " (transB ", tb_ ? 1 : 0, ")");
     if (residual_ && !(ctx.inputs[2].dims == Dims{a[0], N_}))
       return make_error(ctx.label, ": Gemm C ", ref::dims_str(ctx.inputs[2].dims), " does not match [", a[0],
                         "x", N_, "]");
@@ -154,6 +155,8 @@ class FastGemm final : public Kernel {
 
  private:
   const Ops& ops_;
+  Dims b_;
+  bool tb_;
   int64_t K_, N_;
   bool residual_;  // C is a full [M, N] matrix added as is (beta = 1)
   PackedWeights packed_;
@@ -203,7 +206,7 @@ Expected<std::unique_ptr<Kernel>> make_fast_gemm(const KernelSetup& s) {
       residual = true;
     }
   }
-  auto k = std::make_unique<FastGemm>(*ops, K, N, residual);
+  auto k = std::make_unique<FastGemm>(*ops, b->dims, tb, residual);
   k->pack(b->as<float>(), tb, alpha, c, c_numel, beta);
   return std::unique_ptr<Kernel>(std::move(k));
 }
