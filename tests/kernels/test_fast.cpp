@@ -285,3 +285,62 @@ BOOST_AUTO_TEST_CASE(softmax_matches_reference) {
     compare_plain(kc, 1e-5, kc.op + " case " + std::to_string(i) + " " + shape_str(d.span()), 1 + i % 2);
   }
 }
+
+BOOST_AUTO_TEST_CASE(conv_transpose_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 20; ++i) {
+    const int64_t c = r.pick({1, 8, 24, 40}), m = r.pick({1, 3, 16, 24}), k = r.pick({2, 3});
+    KernelCase kc;
+    kc.op = "ConvTranspose";
+    kc.attrs.set("kernel_shape", std::vector<int64_t>{k, k});
+    kc.attrs.set("strides", std::vector<int64_t>{k, k});
+    if (i % 3 == 0) kc.attrs.set("activation", std::string("Relu"));
+    if (i % 3 == 1) kc.attrs.set("activation", std::string("Sigmoid"));
+    kc.inputs.push_back(random_f32(Dims{r.pick({1, 2}), c, r.range(1, 13), r.range(1, 17)}, 9600 + i));
+    kc.inputs.push_back(random_f32(Dims{c, m, k, k}, 9700 + i));
+    kc.inputs.push_back(i % 2 == 0 ? random_f32(Dims{m}, 9800 + i) : Tensor());
+    kc.constant = {false, true, true};
+    compare(kc, {0}, 3e-5, "ConvTranspose case " + std::to_string(i), 1 + i % 2);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(resize_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  const char* coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"};
+  const char* nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  for (int i = 0; i < 32; ++i) {
+    const bool linear = i % 2 == 1;
+    const int64_t c = r.pick({1, 8, 13, 24}), h = r.range(1, 12), w = r.range(1, 15);
+    const float sh = static_cast<float>(r.pick({1, 2, 3})) / static_cast<float>(r.pick({1, 2}));
+    const float sw = static_cast<float>(r.pick({1, 2, 3})) / static_cast<float>(r.pick({1, 2}));
+    Attributes at;
+    at.set("mode", std::string(linear ? "linear" : "nearest"));
+    at.set("coordinate_transformation_mode", std::string(coords[(i / 2) % 4]));
+    at.set("nearest_mode", std::string(nearest[(i / 8) % 4]));
+    KernelCase ref;
+    ref.op = "Resize";
+    ref.attrs = at;
+    ref.inputs.push_back(random_f32(Dims{r.pick({1, 2}), c, h, w}, 9900 + i));
+    ref.inputs.emplace_back();
+    ref.inputs.push_back(make_f32(Dims{4}, {1.f, 1.f, sh, sw}));
+    ref.constant = {false, true, true};
+    auto want = run_kernel(ref, "reference");
+    BOOST_TEST_REQUIRE(want.ok(), (want.ok() ? "" : want.message()));
+    KernelCase fast;
+    fast.op = "Resize";
+    fast.attrs = at;
+    fast.attrs.set("weave_layout", std::string("NHWC"));
+    fast.inputs.push_back(to_nhwc(ref.inputs[0]));
+    fast.inputs.emplace_back();
+    fast.inputs.push_back(make_f32(Dims{4}, {1.f, sh, sw, 1.f}));
+    fast.constant = {false, true, true};
+    auto got = run_kernel(fast, "fast", 1 + i % 2);
+    BOOST_TEST_REQUIRE(got.ok(), (got.ok() ? "" : got.message()));
+    check_close(to_nchw((*got)[0]), (*want)[0], 1e-6,
+                "Resize case " + std::to_string(i) + " " + at.get_string("mode") + " " +
+                    at.get_string("coordinate_transformation_mode") + " scales " + std::to_string(sh) + "," +
+                    std::to_string(sw));
+  }
+}
