@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/kernels/fast/fast_ops.h"
+#include "core/kernels/fast/gemm_rows.h"
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/fast/pack.h"
 #include "core/kernels/matmul_plan.h"
@@ -15,30 +16,6 @@
 
 namespace weave::fast {
 namespace {
-
-// rows x K times packed B (K x N) -> y (rows x N, ldy = N), with an optional bias / residual.
-void gemm_rows(const Ops& ops, const float* a, int64_t rows, int64_t K, const PackedLayout& layout,
-               const float* b, int64_t N, float* y, const float* bias, const float* residual,
-               const Parallel& par) {
-  ConvGemmArgs g;
-  g.x = a;
-  g.IW = rows;
-  g.ldx = K;
-  g.x_image = rows * K;
-  g.y = y;
-  g.OW = rows;
-  g.ldy = N;
-  g.y_image = rows * N;
-  g.Cg = K;
-  g.Mg = N;
-  g.w = b;
-  g.layout = layout;
-  g.bias = bias;
-  g.residual = residual;
-  g.ldr = N;
-  g.r_image = rows * N;
-  ops.conv_gemm(g, par);
-}
 
 bool is_float(const Value* v) {
   return v != nullptr && v->dtype == DType::float32;

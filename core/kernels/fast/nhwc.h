@@ -31,6 +31,7 @@ namespace weave::fast {
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_matmul(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_gemm(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_softmax(const KernelSetup& s);
+[[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_lstm(const KernelSetup& s);
 
 // Registers every fast kernel (priority above the reference ones, impl "fast") and the graph
 // pass that lays activations out for them; does nothing when the CPU has no fast path.
