@@ -48,7 +48,8 @@ void put_value(Input& in, GValue* out, int depth, uint8_t kind) {
     case 5:
     case 6:
       if (depth < 3) {
-        g_value_init(out, in.u8() % 2 ? GST_TYPE_ARRAY : GST_TYPE_LIST);
+        // Lists only at the top (GStreamer has no lists of lists; building one leaks in GLib).
+        g_value_init(out, depth == 0 && in.u8() % 2 ? GST_TYPE_LIST : GST_TYPE_ARRAY);
         put_dim(in, out, depth + 1);
         break;
       }
