@@ -22,6 +22,13 @@ class LstmGemm {
   virtual void recurrent(int d, int64_t batch, const float* h, float* gs, const Parallel& par) const = 0;
   // As Kernel::visit_packed: the packed weights, for sharing across factories.
   virtual void visit_packed(FunctionRef<void(SharedBytes&)> fn) = 0;
+  // One cell update of one batch row with the default activations and no peepholes, clip or
+  // input_forget: g = gs + gx (gates i, o, f, c), c = f*c + i*tanh(g_c), h = o*tanh(c). False
+  // when this implementation leaves it to the kernel's own loop.
+  virtual bool cell(const float* /*gs*/, const float* /*gx*/, float* /*c*/, float* /*h*/,
+                    int64_t /*H*/) const {
+    return false;
+  }
 };
 
 // The LSTM kernel for node `s` with its products computed by `gemm` (which must have packed W,

@@ -141,13 +141,18 @@ class LstmKernel final : public Kernel {
           }
           float* g = gs + b * G;
           const float* gxr = gx + xrow(t, b) * G;
+          float* hb = h + b * H;
+          float* cb = c + b * H;
+          if (gemm_ && !P && clip_ <= 0.f && !input_forget_ && gemm_->cell(g, gxr, cb, hb, H)) {
+            if (yr)
+              for (int64_t j = 0; j < H; ++j) yr[j] = hb[j];
+            continue;
+          }
           for (int64_t j = 0; j < G; ++j) {
             float v = g[j] + gxr[j];
             if (clip_ > 0.f) v = std::clamp(v, -clip_, clip_);
             g[j] = v;
           }
-          float* hb = h + b * H;
-          float* cb = c + b * H;
           for (int64_t j = 0; j < H; ++j) {
             const float cp = cb[j];
             const float it = sigmoid(g[j] + (pi ? pi[j] * cp : 0.f));
@@ -211,8 +216,8 @@ Expected<std::unique_ptr<Kernel>> make_lstm_kernel(const KernelSetup& s, std::un
   if (hidden < 0) return make_error(s.label, ": bad hidden_size ", hidden);
   const float clip = at.get_float("clip", 0.f);
   if (clip < 0.f) return make_error(s.label, ": bad clip ", clip);
-  return std::unique_ptr<Kernel>(std::make_unique<LstmKernel>(dirs, reverse_only, hidden, layout, clip,
-                                                              at.get_int("input_forget", 0) != 0, std::move(gemm)));
+  return std::unique_ptr<Kernel>(std::make_unique<LstmKernel>(
+      dirs, reverse_only, hidden, layout, clip, at.get_int("input_forget", 0) != 0, std::move(gemm)));
 }
 
 namespace {

@@ -114,6 +114,8 @@ struct Ops {
   // Softmax (or log-softmax) of `rows` rows of n floats.
   void (*softmax_rows)(const float* x, float* y, int64_t rows, int64_t n, bool log_softmax,
                        const Parallel&) = nullptr;
+  // One LSTM cell update (core/kernels/lstm_gemm.h, LstmGemm::cell).
+  void (*lstm_cell)(const float* gs, const float* gx, float* c, float* h, int64_t H) = nullptr;
   // y[i] = act(x[i]) for n floats (in place when y == x).
   void (*activate)(const float* x, float* y, int64_t n, Activation act) = nullptr;
 };

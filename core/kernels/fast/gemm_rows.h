@@ -8,8 +8,8 @@ namespace weave::fast {
 
 // rows x K times packed B (K x N) -> y (rows x N, ldy = N), with an optional bias / residual.
 inline void gemm_rows(const Ops& ops, const float* a, int64_t rows, int64_t K, const PackedLayout& layout,
-               const float* b, int64_t N, float* y, const float* bias, const float* residual,
-               const Parallel& par) {
+                      const float* b, int64_t N, float* y, const float* bias, const float* residual,
+                      const Parallel& par) {
   ConvGemmArgs g;
   g.x = a;
   g.IW = rows;

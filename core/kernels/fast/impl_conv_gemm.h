@@ -101,12 +101,90 @@ inline void micro_kernel(const Tile& t) {
   }
 }
 
+// One row of A (a GEMV: a fully connected layer at batch 1, an LSTM step) times `np` <= 4 full
+// panels at once: 2 x np independent accumulator chains where the tile would waste MR - 1 rows.
+inline void gemv_panels(const float* a, int64_t depth, const float* b, int64_t panel_floats, int np, float* y,
+                        const float* bias, const float* res, const Activation& act) {
+  V acc[4][kNV];
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; ++p)
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) acc[p][v] = Simd::zero();
+  if (np == 4) {
+    for (int64_t k = 0; k < depth; ++k) {
+      const V av = Simd::set1(a[k]);
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; ++p)
+#pragma GCC unroll 4
+        for (int v = 0; v < kNV; ++v)
+          acc[p][v] = Simd::fma(av, Simd::load(b + p * panel_floats + k * kNR + v * Simd::W), acc[p][v]);
+    }
+  } else {
+    for (int p = 0; p < np; ++p)
+      for (int64_t k = 0; k < depth; ++k) {
+        const V av = Simd::set1(a[k]);
+#pragma GCC unroll 4
+        for (int v = 0; v < kNV; ++v)
+          acc[p][v] = Simd::fma(av, Simd::load(b + p * panel_floats + k * kNR + v * Simd::W), acc[p][v]);
+      }
+  }
+  for (int p = 0; p < np; ++p)
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) {
+      const int64_t c = p * kNR + v * Simd::W;
+      V o = acc[p][v];
+      if (bias != nullptr) o = Simd::add(o, Simd::load(bias + c));
+      if (res != nullptr) o = Simd::add(o, Simd::load(res + c));
+      Simd::store(y + c, activate(o, act));
+    }
+}
+
 inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
   const int64_t P = g.OH * g.OW, taps = g.KH * g.KW;
   const int64_t blocks = (P + kMR - 1) / kMR;
   const int64_t panels = (g.Mg + kNR - 1) / kNR;
   const bool direct =
       taps == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.IH && g.OW == g.IW;
+  if (direct && P == 1 && g.groups == 1) {
+    // GEMV: full panels four at a time, split over the threads; the last (narrower) panel and
+    // any left over go through the tile.
+    const int64_t full = g.Mg / kNR;
+    const int64_t quads = (full + 3) / 4;
+    par.for_range(g.N * quads, 1, [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t n = q / quads, j0 = (q % quads) * 4;
+        const int np = static_cast<int>(full - j0 < 4 ? full - j0 : 4);
+        const int64_t col0 = j0 * kNR;
+        gemv_panels(g.x + n * g.x_image, g.Cg, g.w + j0 * g.layout.panel_floats, g.layout.panel_floats, np,
+                    g.y + n * g.y_image + col0, g.bias != nullptr ? g.bias + col0 : nullptr,
+                    g.residual != nullptr ? g.residual + n * g.r_image + col0 : nullptr, g.act);
+      }
+    });
+    if (full * kNR == g.Mg) return;
+    for (int64_t n = 0; n < g.N; ++n) {
+      const float* addr[kMR];
+      for (int r = 0; r < kMR; ++r) addr[r] = g.x + n * g.x_image;
+      const int64_t col0 = full * kNR;
+      Tile t{};
+      t.a = addr;
+      t.taps = 1;
+      t.depth = g.Cg;
+      t.b = g.w + full * g.layout.panel_floats;
+      t.y = g.y + n * g.y_image + col0;
+      t.ldy = g.ldy;
+      t.rows = 1;
+      t.cols = g.Mg - col0;
+      t.bias = g.bias != nullptr ? g.bias + col0 : nullptr;
+      t.res = g.residual != nullptr ? g.residual + n * g.r_image + col0 : nullptr;
+      t.ldr = g.ldr;
+      t.act = &g.act;
+      if (t.cols > Simd::W)
+        micro_kernel<kNV>(t);
+      else
+        micro_kernel<1>(t);
+    }
+    return;
+  }
   const int64_t seg = g.KW * g.Cg;  // floats of one window row in row mode
   const bool rows_mode = g.KW > 1 && g.DW == 1 && g.groups == 1 && g.ldx == g.Cg &&
                          g.Cg <= kRowModeChannels && g.KH * kMR * seg <= kRowFloats;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/kernels/fast/fast_ops.h"
+#include "core/kernels/fast/impl_epilogue.h"
 #include "core/kernels/fast/simd.h"
 
 namespace weave::fast::WEAVE_ISA_NS {
@@ -58,6 +59,29 @@ inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool
       }
     }
   });
+}
+
+// One LSTM cell update (see LstmGemm::cell): gates i, o, f, c of g = gs + gx.
+inline void lstm_cell(const float* gs, const float* gx, float* c, float* h, int64_t H) {
+  int64_t j = 0;
+  auto gate = [&](int k, int64_t at, auto load) {
+    return Simd::add(load(gs + k * H + at), load(gx + k * H + at));
+  };
+  auto step = [&](int64_t at, auto load, auto store) {
+    const V i = sigmoid(gate(0, at, load)), o = sigmoid(gate(1, at, load)), f = sigmoid(gate(2, at, load));
+    const V ct = tanh(gate(3, at, load));
+    const V cn = Simd::fma(f, load(c + at), Simd::mul(i, ct));
+    store(c + at, cn);
+    store(h + at, Simd::mul(o, tanh(cn)));
+  };
+  for (; j + Simd::W <= H; j += Simd::W)
+    step(
+        j, [](const float* p) { return Simd::load(p); }, [](float* p, V v) { Simd::store(p, v); });
+  if (j < H) {
+    const auto m = Simd::mask(H - j);
+    step(
+        j, [&](const float* p) { return Simd::load(p, m); }, [&](float* p, V v) { Simd::store(p, v, m); });
+  }
 }
 
 }  // namespace weave::fast::WEAVE_ISA_NS

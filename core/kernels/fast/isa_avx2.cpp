@@ -23,6 +23,7 @@ const Ops& ops_avx2() {
     o.pool = &avx2::pool;
     o.winograd = &avx2::winograd;
     o.softmax_rows = &avx2::softmax_rows;
+    o.lstm_cell = &avx2::lstm_cell;
     o.winograd_workspace = &avx2::winograd_workspace;
     o.activate = &avx2::activate_array;
     return o;

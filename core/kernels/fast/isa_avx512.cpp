@@ -23,6 +23,7 @@ const Ops& ops_avx512() {
     o.pool = &avx512::pool;
     o.winograd = &avx512::winograd;
     o.softmax_rows = &avx512::softmax_rows;
+    o.lstm_cell = &avx512::lstm_cell;
     o.winograd_workspace = &avx512::winograd_workspace;
     o.activate = &avx512::activate_array;
     return o;

@@ -23,7 +23,8 @@ class FastLstmGemm final : public LstmGemm {
       r_.push_back(pack_gemm_b(r.as<float>() + d * G_ * H_, H_, G_, H_, true, ops.nr, ops.vec));
       std::vector<float> bias(static_cast<std::size_t>(G_), 0.f);
       if (b != nullptr)
-        for (int64_t j = 0; j < G_; ++j) bias[j] = b->as<float>()[d * 2 * G_ + j] + b->as<float>()[d * 2 * G_ + G_ + j];
+        for (int64_t j = 0; j < G_; ++j)
+          bias[j] = b->as<float>()[d * 2 * G_ + j] + b->as<float>()[d * 2 * G_ + G_ + j];
       bias_.push_back(std::move(bias));
     }
   }
@@ -33,6 +34,10 @@ class FastLstmGemm final : public LstmGemm {
   }
   void recurrent(int d, int64_t batch, const float* h, float* gs, const Parallel& par) const override {
     gemm_rows(ops_, h, batch, H_, r_[d].layout, r_[d].floats(), G_, gs, nullptr, nullptr, par);
+  }
+  bool cell(const float* gs, const float* gx, float* c, float* h, int64_t H) const override {
+    ops_.lstm_cell(gs, gx, c, h, H);
+    return true;
   }
   void visit_packed(FunctionRef<void(SharedBytes&)> fn) override {
     for (auto& p : w_) fn(p.data);
@@ -56,8 +61,9 @@ Expected<std::unique_ptr<Kernel>> make_fast_lstm(const KernelSetup& s) {
   const ConstTensorView* b = has_b ? ref::constant(s, 3) : nullptr;
   const Value* x = ref::input_info(s, 0);
   if (ops == nullptr || x == nullptr || x->dtype != DType::float32 || w == nullptr || r == nullptr ||
-      (has_b && b == nullptr) || w->dtype != DType::float32 || r->dtype != DType::float32 || w->dims.rank() != 3 ||
-      r->dims.rank() != 3 || w->dims[0] != r->dims[0] || w->dims[1] != r->dims[1] || r->dims[1] != 4 * r->dims[2] ||
+      (has_b && b == nullptr) || w->dtype != DType::float32 || r->dtype != DType::float32 ||
+      w->dims.rank() != 3 || r->dims.rank() != 3 || w->dims[0] != r->dims[0] || w->dims[1] != r->dims[1] ||
+      r->dims[1] != 4 * r->dims[2] ||
       (b != nullptr && (b->dtype != DType::float32 || b->numel() != w->dims[0] * 2 * w->dims[1])))
     return std::unique_ptr<Kernel>();  // the reference kernel checks (and reports) the rest
   return make_lstm_kernel(s, std::make_unique<FastLstmGemm>(*ops, *w, *r, b));
