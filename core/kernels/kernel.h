@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 
+#include "core/common/buffer.h"
 #include "core/common/parallel.h"
 #include "core/common/status.h"
 #include "core/common/tensor.h"
@@ -59,6 +60,14 @@ class Kernel {
   // the planner stops before this node and plans the rest once the value is known at run time
   // (core/runtime/plan.h). Inputs infer() reads only when present and known may be listed too.
   [[nodiscard]] virtual uint32_t value_inputs() const { return 0; }
+
+  // Blocks the kernel derived from constant inputs at create (packed weights). Before the
+  // kernel is shared, the Factory may swap each for equal bytes held once per process
+  // (ParamStore, R6), so kernels read them through these SharedBytes only.
+  virtual void visit_packed(FunctionRef<void(SharedBytes&)> /*fn*/) {}
+  // True when run() never reads constant input k because create() kept what it needs; once
+  // every reader of a param says so, the Factory drops the param's bytes.
+  [[nodiscard]] virtual bool packs_input(std::size_t /*k*/) const { return false; }
 };
 
 // value_inputs() mask of inputs [first, last].
