@@ -18,14 +18,16 @@ Status remove_identity(Graph& g) {
     if (n.inputs.empty() || n.inputs[0] == kNoValue || n.outputs.empty())
       return make_error(g.node_label(id), ": needs one input and one output");
     if (n.op == "Dropout") {
-      if (n.outputs.size() > 1 && n.outputs[1] != kNoValue && uses[n.outputs[1]] > 0)
-        return make_error(g.node_label(id),
-                          ": the Dropout mask output is used; only inference Dropout is supported");
-      if (n.inputs.size() > 2 && is_param(g, n.inputs[2])) {
+      // Kept for its kernel when the mask is read or training_mode may be true (the kernel
+      // fills the mask, and refuses random dropping when it plans with the mode's value).
+      const bool mask_used = n.outputs.size() > 1 && n.outputs[1] != kNoValue &&
+                             (uses[n.outputs[1]] > 0 || is_graph_output(g, n.outputs[1]));
+      bool training = n.inputs.size() > 2 && n.inputs[2] != kNoValue;
+      if (training && is_param(g, n.inputs[2])) {
         ConstTensorView t = param_view(g, n.inputs[2]);
-        if (t.dtype == DType::boolean && t.numel() == 1 && *t.as<uint8_t>() != 0)
-          return make_error(g.node_label(id), ": training_mode is true; only inference Dropout is supported");
+        training = !(t.dtype == DType::boolean && t.numel() == 1 && *t.as<uint8_t>() == 0);
       }
+      if (mask_used || training) continue;
     } else if (n.outputs.size() != 1) {
       return make_error(g.node_label(id), ": Identity must have exactly one output");
     }

@@ -116,6 +116,25 @@ Status canonicalize_upsample(Graph& g, Node& n, const std::string& label, int op
   return {};
 }
 
+// Pad before opset 11: pads (opset 1: paddings) and value attributes -> inputs 1 and 2.
+Status canonicalize_pad(Graph& g, Node& n, const std::string& label) {
+  if (n.inputs.empty()) return make_error(label, ": Pad has no data input");
+  const char* name = n.attrs.has("pads") ? "pads" : "paddings";
+  if (!n.attrs.has(name)) return make_error(label, ": Pad before opset 11 needs the 'pads' attribute");
+  const auto pads = n.attrs.get_ints(name);
+  const float value = n.attrs.get_float("value", 0.f);
+  const DType t = n.inputs[0] >= 0 && n.inputs[0] < static_cast<int32_t>(g.values.size())
+                      ? g.values[n.inputs[0]].dtype
+                      : DType::float32;
+  n.inputs.erase(n.inputs.begin() + 1, n.inputs.end());
+  n.attrs = without(n.attrs, {"pads", "paddings", "value"});
+  n.inputs.push_back(add_vector_param(g, pads));
+  // The constant only when it matters and its dtype is known; zero is the default.
+  if (value != 0.f && t == DType::float64) n.inputs.push_back(add_scalar_param<double>(g, value));
+  if (value != 0.f && t != DType::float64) n.inputs.push_back(add_scalar_param<float>(g, value));
+  return {};
+}
+
 void canonicalize_softmax(const Graph& g, Node& n) {
   const int64_t axis = n.attrs.get_int("axis", 1);
   const int rank = n.inputs.empty() ? -1 : known_rank(g, n.inputs[0]);
@@ -142,6 +161,8 @@ Status canonicalize_opset(Graph& g, int opset) {
       canonicalize_clip(g, n);
     } else if ((op == "Squeeze" || op == "Unsqueeze") && opset < 13) {
       WEAVE_TRY(canonicalize_axes_input(g, n, g.node_label(static_cast<int32_t>(i))));
+    } else if (op == "Pad" && opset < 11) {
+      WEAVE_TRY(canonicalize_pad(g, n, g.node_label(static_cast<int32_t>(i))));
     } else if (op == "Upsample" || (op == "Resize" && opset < 11)) {
       WEAVE_TRY(canonicalize_upsample(g, n, g.node_label(static_cast<int32_t>(i)), opset));
     }

@@ -787,13 +787,48 @@ Expected<std::unique_ptr<Kernel>> make_identity(const KernelSetup&) {
   return make_kernel<CopyKernel>();
 }
 
+// Dropout as inference runs it: y = x, and the optional mask all true. Training mode (input 2)
+// with a ratio (input 1) above 0 drops at random, which is not supported; its values are read
+// while planning.
+class DropoutKernel final : public Kernel {
+ public:
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 1 | 1u << 2; }
+  Status infer(ShapeContext& ctx) const override {
+    const auto& in = ctx.inputs;
+    if (in.empty() || !in[0].present()) return make_error(ctx.label, ": input 0 is missing");
+    if (kern::has_input(in, 2) && in[2].data != nullptr && in[2].numel() == 1 && *in[2].as<uint8_t>() != 0) {
+      double ratio = 0.5;
+      if (kern::has_input(in, 1) && in[1].data != nullptr && in[1].numel() == 1)
+        (void)kern::dispatch_dtype<kern::kFloats | kern::kHalf>(in[1].dtype, [&](auto tag) {
+          constexpr DType D = decltype(tag)::value;
+          const auto v = *in[1].as<kern::storage_t<D>>();
+          if constexpr (D == DType::float16)
+            ratio = kern::half_to_float(v);
+          else
+            ratio = static_cast<double>(v);
+        });
+      if (ratio != 0.0)
+        return make_error(ctx.label, ": Dropout in training mode (ratio ", ratio,
+                          ") drops at random; only inference Dropout is supported");
+    }
+    ctx.outputs[0].dtype = in[0].dtype;
+    ctx.outputs[0].dims = in[0].dims;
+    if (ctx.outputs.size() > 1) {
+      ctx.outputs[1].dtype = DType::boolean;
+      ctx.outputs[1].dims = in[0].dims;
+    }
+    return {};
+  }
+  void run(const RunContext& ctx) const override {
+    kern::copy_bytes(ctx.outputs[0].data, ctx.inputs[0].data, ctx.outputs[0].bytes());
+    if (ctx.outputs.size() > 1 && ctx.outputs[1].present() && ctx.outputs[1].bytes() > 0)
+      std::memset(ctx.outputs[1].data, 1, ctx.outputs[1].bytes());
+  }
+};
+
 Expected<std::unique_ptr<Kernel>> make_dropout(const KernelSetup& s) {
-  if (s.node.outputs.size() > 1 && s.node.outputs[1] != kNoValue)
-    return make_error("Dropout's mask output is not supported in inference");
-  if (s.constants.size() > 2 && s.constants[2].data != nullptr && s.constants[2].dtype == DType::boolean &&
-      s.constants[2].numel() > 0 && *s.constants[2].as<uint8_t>() != 0)
-    return make_error("Dropout with training_mode=true is not supported");
-  return make_kernel<CopyKernel>();
+  if (s.node.outputs.size() > 2) return make_error("Dropout has at most 2 outputs");
+  return make_kernel<DropoutKernel>();
 }
 
 // ---------------------------------------------------------------- Clip

@@ -25,6 +25,9 @@ KernelRegistry& KernelRegistry::global() {
     register_indexing_kernels(*reg);
     register_quantize_kernels(*reg);
     register_linalg_kernels(*reg);
+    register_signal_kernels(*reg);
+    register_detection_kernels(*reg);
+    register_sampling_kernels(*reg);
 #if WEAVE_HAVE_FAST
     fast::register_fast_kernels(*reg);  // a no-op on CPUs without a fast path
 #endif

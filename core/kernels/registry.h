@@ -70,5 +70,10 @@ void register_indexing_kernels(KernelRegistry& r);
 // QLinearConv
 void register_quantize_kernels(KernelRegistry& r);
 void register_linalg_kernels(KernelRegistry& r);  // Einsum, Det
+// DFT, STFT, HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix
+void register_signal_kernels(KernelRegistry& r);
+void register_detection_kernels(KernelRegistry& r);  // NonMaxSuppression, RoiAlign
+// GridSample; Resize in the modes resize.cpp leaves out (cubic, tf_crop_and_resize, ...)
+void register_sampling_kernels(KernelRegistry& r);
 
 }  // namespace weave

@@ -253,9 +253,17 @@ BOOST_AUTO_TEST_CASE(identity_dropout) {
   Tensor x = make_i64({2}, {7, 8});
   BOOST_CHECK(values<int64_t>(run1(un("Identity", x))) == (std::vector<int64_t>{7, 8}));
   check_close(run1(un("Dropout", make_f32({2}, {1, 2}))), {1, 2});
+  // Inference: the mask is all true; training mode with a ratio above 0 would be random.
   KernelCase d = un("Dropout", make_f32({2}, {1, 2}));
   d.num_outputs = 2;
-  BOOST_CHECK(run_kernel(d).message().find("mask") != std::string::npos);
+  auto r = run_all(d);
+  BOOST_CHECK(values<uint8_t>(r[1]) == (std::vector<uint8_t>{1, 1}));
+  d.inputs.push_back(make_f32({}, {0.5f}));
+  d.inputs.push_back(make_bool({}, {1}));
+  d.constant = {false, true, true};
+  BOOST_CHECK(run_error(d).find("at random") != std::string::npos);
+  d.inputs[1] = make_f32({}, {0});  // ratio 0 in training mode keeps everything
+  BOOST_CHECK(values<uint8_t>(run_all(d)[1]) == (std::vector<uint8_t>{1, 1}));
 }
 
 BOOST_AUTO_TEST_CASE(cast_conversions) {
