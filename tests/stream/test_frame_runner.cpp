@@ -1,12 +1,11 @@
 // FrameRunner: one model run per set of mapped input frames, outputs written into the caller's
 // memory, copies and runs counted -- what weaveinfer's task does per frame, without GStreamer.
 #define BOOST_TEST_MODULE frame_runner
-#include "core/stream/frame_runner.h"
-
 #include <boost/test/unit_test.hpp>
 #include <cstring>
 #include <vector>
 
+#include "core/stream/frame_runner.h"
 #include "tests/runtime/runtime_graphs.h"
 
 using weave::DType;
@@ -42,7 +41,8 @@ struct Buf {
 InputFrame frame(Buf& b, const std::vector<float>& v, bool merged = false) {
   std::memcpy(b.at(), v.data(), v.size() * 4);
   const auto rows = static_cast<int64_t>(v.size() / 4);
-  return InputFrame{weave::ConstTensorView{b.at(), DType::float32, weave::Dims{rows, 4}}, v.size() * 4, merged};
+  return InputFrame{weave::ConstTensorView{b.at(), DType::float32, weave::Dims{rows, 4}}, v.size() * 4,
+                    merged};
 }
 
 // Output memory from plain vectors; remembers what it was asked for.

@@ -2,13 +2,13 @@
 // modes, gathering by timestamp, events in their place, EOS, flush and stop) driven by producer
 // threads and one consumer, the way the element's sink pads and task drive it.
 #define BOOST_TEST_MODULE stream_runner
-#include "core/stream/stream_runner.h"
-
 #include <boost/test/unit_test.hpp>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "core/stream/stream_runner.h"
 
 using weave::stream::Leaky;
 using weave::stream::Push;
@@ -20,9 +20,7 @@ struct Tracked {
   static inline int alive = 0;
   int value = 0;
   explicit Tracked(int v) : value(v) { ++alive; }
-  Tracked(Tracked&& o) noexcept : value(o.value) {
-    ++alive;
-  }
+  Tracked(Tracked&& o) noexcept : value(o.value) { ++alive; }
   Tracked& operator=(Tracked&& o) noexcept {
     value = o.value;
     return *this;
@@ -218,7 +216,8 @@ BOOST_AUTO_TEST_CASE(producers_on_threads_feed_one_consumer_without_loss) {
   Runner r(opts(2, 3));
   r.start();
   auto produce = [&](int input) {
-    for (int f = 0; f < kFrames; ++f) BOOST_CHECK((r.push(input, uint64_t(f) * 40, Tracked(f)) == Push::queued));
+    for (int f = 0; f < kFrames; ++f)
+      BOOST_CHECK((r.push(input, uint64_t(f) * 40, Tracked(f)) == Push::queued));
     BOOST_CHECK(r.push_eos(input));
   };
   std::thread a(produce, 0), b(produce, 1);
