@@ -51,11 +51,13 @@
 #include <vector>
 
 #include "caps/tensor_caps.h"
+#include "caps/tensor_origin.h"
 #include "core/loader/model_settings.h"
 #include "core/runtime/tensor_names.h"
 #include "core/runtime/thread_budget.h"
 #include "core/stream/frame_runner.h"
 #include "core/stream/stream_runner.h"
+#include "gst-plugin/elements.h"
 #include "gst-plugin/gstweavememory.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_weave_infer_debug);
@@ -115,15 +117,6 @@ struct PadInfo {
   bool has_caps = false;
   weave::caps::CapsTensor tensor;
 };
-
-// The codec names are the nicks of the compression enum.
-std::string codec_name(int compression) {
-  GEnumClass* klass = G_ENUM_CLASS(g_type_class_ref(GST_TYPE_WEAVE_COMPRESSION));
-  GEnumValue* v = g_enum_get_value(klass, compression);
-  std::string nick = v != nullptr ? v->value_nick : "zlib";
-  g_type_class_unref(klass);
-  return nick;
-}
 
 weave::stream::Leaky leaky_of(int leaky) {
   switch (leaky) {
@@ -343,7 +336,7 @@ static weave::ModelSettings settings_locked(const WeaveInferImpl* impl) {
   weave::ModelSettings s;
   s.model = impl->model;
   s.cache_dir = impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
-  s.codec = codec_name(impl->compression);
+  s.codec = weave_enum_nick(GST_TYPE_WEAVE_COMPRESSION, impl->compression, "zlib");  // nicks are codec names
   s.bounds = impl->bounds;
   return s;
 }
@@ -544,9 +537,6 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
     case GST_EVENT_EOS:
       gst_event_unref(event);
       (void)impl->runner.push_eos(index);
-      return TRUE;
-    case GST_EVENT_GAP:
-      gst_event_unref(event);
       return TRUE;
     case GST_EVENT_STREAM_START:
     case GST_EVENT_SEGMENT:
@@ -753,6 +743,17 @@ static void push_held(GstWeaveInfer* self) {
   }
 }
 
+// Held events first, then a default segment if upstream sent none: what must precede data or a gap.
+static void ensure_segment(GstWeaveInfer* self) {
+  WeaveInferImpl* impl = self->impl;
+  if (!impl->held.empty()) push_held(self);
+  if (impl->segment_pushed) return;
+  GstSegment seg;
+  gst_segment_init(&seg, GST_FORMAT_TIME);
+  push_all(self, gst_event_new_segment(&seg));
+  impl->segment_pushed = true;
+}
+
 // Output buffers the model writes into directly (R7): 64-byte aligned, mapped for writing while
 // the frame runs; pushed (or released) afterwards.
 class OutBuffers final : public weave::stream::OutputSink {
@@ -853,18 +854,15 @@ static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<BufferPtr>& 
       push_src_caps(self, static_cast<int>(k), (*out_dims)[k]);
   }
   // Sticky order: caps, then segment (and held tags), then data.
-  if (!impl->held.empty()) push_held(self);
-  if (!impl->segment_pushed) {
-    GstSegment seg;
-    gst_segment_init(&seg, GST_FORMAT_TIME);
-    push_all(self, gst_event_new_segment(&seg));
-    impl->segment_pushed = true;
-  }
+  ensure_segment(self);
   GstFlowReturn ret = GST_FLOW_OK;
   for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
     GstBuffer* buf = outs.take(k);
-    if (first != nullptr)
+    if (first != nullptr) {
       gst_buffer_copy_into(buf, first, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
+      // Metas about the stream (e.g. where a tensor came from) follow the data.
+      weave::caps::copy_untagged_metas(buf, first);
+    }
     GstFlowReturn r = gst_pad_push(impl->srcs[k].pad, buf);
     ret = gst_flow_combiner_update_pad_flow(impl->combiner, impl->srcs[k].pad, r);
   }
@@ -882,8 +880,13 @@ static void handle_control(GstWeaveInfer* self, Control& item) {
   GstEvent* ev = item.event.get();
   if (GST_EVENT_TYPE(ev) == GST_EVENT_STREAM_START) {
     ensure_stream_start(self, ev);
-  } else if (GST_EVENT_IS_STICKY(ev) && !src_caps_known(impl)) {
+  } else if ((GST_EVENT_IS_STICKY(ev) || GST_EVENT_TYPE(ev) == GST_EVENT_GAP) && !src_caps_known(impl)) {
+    // A gap keeps its place behind the segment it belongs to.
     impl->held.push_back(std::move(item.event));
+  } else if (GST_EVENT_TYPE(ev) == GST_EVENT_GAP) {
+    // A frame without data (e.g. no region to crop): every output says so, in its place.
+    ensure_segment(self);
+    push_all(self, item.event.release());
   } else {
     if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) {
       if (!impl->stream_started) ensure_stream_start(self, nullptr);
