@@ -108,7 +108,13 @@ struct Control {
   EventPtr event;                 // null: caps item
   std::vector<weave::Dims> caps;  // output dims from the plan
 };
-using Runner = weave::stream::StreamRunner<BufferPtr, Control>;
+// A queued input buffer with the tensor its caps described when it came: caps may change (e.g.
+// crops of another batch size) while earlier buffers still wait in the queue.
+struct Input {
+  BufferPtr buffer;
+  weave::caps::CapsTensor tensor;
+};
+using Runner = weave::stream::StreamRunner<Input, Control>;
 
 struct PadInfo {
   GstPad* pad = nullptr;  // owned by the element
@@ -443,7 +449,7 @@ static GstFlowReturn weave_infer_chain(GstPad* pad, GstObject* parent, GstBuffer
   }
   std::optional<uint64_t> pts;
   if (GST_BUFFER_PTS_IS_VALID(buffer)) pts = GST_BUFFER_PTS(buffer);
-  const auto r = impl->runner.push(index, pts, std::move(owned));
+  const auto r = impl->runner.push(index, pts, Input{std::move(owned), tensor});
   if (r == weave::stream::Push::dropped) GST_LOG_OBJECT(self, "queue full, dropped a buffer");
   return flow_of(impl->runner, r);
 }
@@ -798,17 +804,17 @@ class OutBuffers final : public weave::stream::OutputSink {
 // The input buffers of one set, mapped for reading while the frame runs.
 class MappedInputs {
  public:
-  MappedInputs(const std::vector<BufferPtr>& buffers) : buffers_(buffers), maps_(buffers.size()) {}
+  explicit MappedInputs(const std::vector<Input>& inputs) : inputs_(inputs), maps_(inputs.size()) {}
   ~MappedInputs() {
-    for (std::size_t i = 0; i < mapped_; ++i) gst_buffer_unmap(buffers_[i].get(), &maps_[i]);
+    for (std::size_t i = 0; i < mapped_; ++i) gst_buffer_unmap(inputs_[i].buffer.get(), &maps_[i]);
   }
-  // Maps every buffer; views of the negotiated tensors.
-  bool map(const std::vector<weave::caps::CapsTensor>& tensors, std::vector<weave::stream::InputFrame>& out) {
-    for (; mapped_ < buffers_.size(); ++mapped_) {
-      GstBuffer* b = buffers_[mapped_].get();
+  // Maps every buffer; views of the tensors their caps described.
+  bool map(std::vector<weave::stream::InputFrame>& out) {
+    for (; mapped_ < inputs_.size(); ++mapped_) {
+      GstBuffer* b = inputs_[mapped_].buffer.get();
       const guint blocks = gst_buffer_n_memory(b);
       if (!gst_buffer_map(b, &maps_[mapped_], GST_MAP_READ)) return false;
-      const auto& t = tensors[mapped_];
+      const auto& t = inputs_[mapped_].tensor;
       out.push_back(
           {weave::ConstTensorView{maps_[mapped_].data, t.dtype, t.dims}, maps_[mapped_].size, blocks > 1});
     }
@@ -816,26 +822,21 @@ class MappedInputs {
   }
 
  private:
-  const std::vector<BufferPtr>& buffers_;
+  const std::vector<Input>& inputs_;
   std::vector<GstMapInfo> maps_;
   std::size_t mapped_ = 0;
 };
 
-static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<BufferPtr>& inputs) {
+static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Input>& inputs) {
   WeaveInferImpl* impl = self->impl;
   if (!impl->stream_started) ensure_stream_start(self, nullptr);
-  std::vector<weave::caps::CapsTensor> tensors;
-  {
-    std::lock_guard lock(impl->caps_lock);
-    for (const auto& s : impl->sinks) tensors.push_back(s.tensor);
-  }
   OutBuffers outs(impl->srcs.size());
   weave::Expected<std::vector<weave::Dims>> out_dims = weave::make_error("not run");
   {
     // Inputs stay mapped (READ) until the run is over: bound ones are read in place.
     MappedInputs mapped(inputs);
     std::vector<weave::stream::InputFrame> frames;
-    if (!mapped.map(tensors, frames)) {
+    if (!mapped.map(frames)) {
       GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map an input buffer."), (nullptr));
       return GST_FLOW_ERROR;
     }
@@ -847,7 +848,7 @@ static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<BufferPtr>& 
     return GST_FLOW_ERROR;
   }
 
-  GstBuffer* first = inputs.empty() ? nullptr : inputs[0].get();
+  GstBuffer* first = inputs.empty() ? nullptr : inputs[0].buffer.get();
   for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
     PadInfo& s = impl->srcs[k];
     if (!s.has_caps || !(s.tensor.dims == (*out_dims)[k]) || s.tensor.dtype != s.info.dtype)
