@@ -32,11 +32,15 @@ gboolean origin_transform(GstBuffer* dst, GstMeta* meta, GstBuffer*, GQuark type
   return TRUE;
 }
 
+// This code is linked into the plugin and into applications (and tests) that read the meta: the
+// first copy in a process registers the meta, the others find it by name (the layout is the same).
 const GstMetaInfo* origin_info() {
   static const GstMetaInfo* info = nullptr;
   if (g_once_init_enter(&info)) {
-    const GstMetaInfo* i = gst_meta_register(tensor_origin_meta_api_get_type(), "WeaveTensorOriginMeta",
-                                             sizeof(OriginMeta), origin_init, origin_free, origin_transform);
+    const GstMetaInfo* i = gst_meta_get_info("WeaveTensorOriginMeta");
+    if (i == nullptr)
+      i = gst_meta_register(tensor_origin_meta_api_get_type(), "WeaveTensorOriginMeta", sizeof(OriginMeta),
+                            origin_init, origin_free, origin_transform);
     g_once_init_leave(&info, i);
   }
   return info;
@@ -48,7 +52,8 @@ GType tensor_origin_meta_api_get_type() {
   static GType type = 0;
   static const gchar* tags[] = {nullptr};
   if (g_once_init_enter(&type)) {
-    GType t = gst_meta_api_type_register("WeaveTensorOriginMetaAPI", tags);
+    GType t = g_type_from_name("WeaveTensorOriginMetaAPI");  // registered by another copy of this code
+    if (t == 0) t = gst_meta_api_type_register("WeaveTensorOriginMetaAPI", tags);
     g_once_init_leave(&type, t);
   }
   return type;
