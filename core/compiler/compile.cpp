@@ -3,6 +3,9 @@
 #include "core/compiler/eliminate_dead.h"
 #include "core/compiler/fold_batchnorm.h"
 #include "core/compiler/fold_constants.h"
+#include "core/compiler/fold_conv_affine.h"
+#include "core/compiler/fuse_conv_epilogue.h"
+#include "core/compiler/fuse_hardswish.h"
 #include "core/compiler/remove_identity.h"
 
 namespace weave {
@@ -11,7 +14,14 @@ Expected<Graph> compile_graph(Graph g, const CompileOptions& opt, const KernelRe
   if (Status s = g.validate(); !s) return s.error().context("compile: input graph is invalid");
   if (opt.remove_identity) WEAVE_TRY(remove_identity(g));
   if (opt.fold_constants) WEAVE_TRY(fold_constants(g, registry, opt.max_folded_bytes));
+  if (opt.fuse) WEAVE_TRY(fold_conv_affine(g));
   if (opt.fold_batchnorm) WEAVE_TRY(fold_batchnorm(g));
+  if (opt.fuse) {
+    // Again: a bias Add before a BatchNormalization folds first, an affine after it only now.
+    WEAVE_TRY(fold_conv_affine(g));
+    WEAVE_TRY(fuse_hardswish(g));
+    WEAVE_TRY(fuse_conv_epilogue(g));
+  }
   if (opt.eliminate_dead_code) eliminate_dead_code(g);
   if (Status s = g.validate(); !s) return s.error().context("compile: a pass produced an invalid graph");
   return g;

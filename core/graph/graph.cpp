@@ -35,7 +35,12 @@ std::string Graph::value_label(int32_t value) const {
 
 int64_t Graph::param_bytes() const {
   int64_t total = 0;
-  for (const auto& p : params) total += static_cast<int64_t>(p.data.size());
+  // From dtype and shape, so a param whose bytes a Factory dropped after packing still counts.
+  for (const auto& p : params) {
+    const Value& v = values[p.value];
+    const int64_t n = shape_numel(v.shape);
+    total += n > 0 ? n * static_cast<int64_t>(dtype_size(v.dtype)) : static_cast<int64_t>(p.data.size());
+  }
   return total;
 }
 

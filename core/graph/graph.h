@@ -66,7 +66,7 @@ struct Graph {
   [[nodiscard]] std::string node_label(int32_t node) const;
   // "value 7 ('x')" or "input 'x'" / "output 'logits'" / "param 3".
   [[nodiscard]] std::string value_label(int32_t value) const;
-  // Total bytes of all params.
+  // Total bytes of all params (by dtype and shape).
   [[nodiscard]] int64_t param_bytes() const;
   // Checks ids, topological order, that every intermediate has exactly one producer, and that
   // params carry the right number of bytes. Used after import and after reading an artifact.

@@ -1,7 +1,8 @@
 // Reference Conv and ConvTranspose (float32, 1-D..3-D).
 //  Conv:          im2col into the workspace + sgemm per (image, group); 1x1/stride-1/no-pad
 //                 convolutions skip im2col; depthwise convolutions (1 input channel per group)
-//                 run a direct loop. Optional fused "activation" attribute (see ref_util.h).
+//                 run a direct loop. Optional fused epilogue: a 4th input added after the bias
+//                 (the residual) and the "activation" attributes (see ref_util.h).
 //  ConvTranspose: sgemm (W^T * x) into the workspace, then col2im scatter-add per channel.
 // Spatial ranks below 3 are lifted to 3-D with leading unit axes so one loop nest serves all.
 #include <algorithm>
@@ -140,6 +141,9 @@ class ConvKernel final : public Kernel {
     if (!geo) return geo.error();
     Dims out{x[0], w[0]};
     for (int i = 0; i < geo->nd; ++i) out.push_back(geo->out[i]);
+    if (ref::present(ctx, 3) && !(ctx.inputs[3].dims == out))
+      return make_error(ctx.label, ": residual ", ref::dims_str(ctx.inputs[3].dims),
+                        " does not match output ", ref::dims_str(out));
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
     const Geo3 g = lift(*geo);
@@ -160,6 +164,7 @@ class ConvKernel final : public Kernel {
     const float* x = ctx.inputs[0].as<float>();
     const float* w = ctx.inputs[1].as<float>();
     const float* bias = ref::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;
+    const float* res = ref::present(ctx, 3) ? ctx.inputs[3].as<float>() : nullptr;
     float* y = ref::out_f32(ctx, 0);
     const std::string label;
     auto geo = geometry(xd, wd, label);
@@ -175,6 +180,8 @@ class ConvKernel final : public Kernel {
           float* yp = y + b * P;
           std::fill(yp, yp + P, bias ? bias[m] : 0.f);
           direct_plane(x + (n * C + c) * in_sz, w + m * kk, g, yp);
+          if (res)
+            for (int64_t p = 0; p < P; ++p) yp[p] += res[b * P + p];
           act_.apply(yp, P);
         }
       });
@@ -194,7 +201,7 @@ class ConvKernel final : public Kernel {
         sgemm_parallel(ctx.parallel, false, false, Mg, P, K, 1.f, w + gi * Mg * K, K, b, P, 0.f, yg, P);
       }
     }
-    if (bias || act_.kind != ref::Activation::none) {
+    if (bias || res || act_.kind != ref::Activation::none || act_.post_mul != 1.f || act_.post_add != 0.f) {
       ctx.parallel.for_range(N * M, 4, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b) {
           float* yp = y + b * P;
@@ -202,6 +209,8 @@ class ConvKernel final : public Kernel {
             const float bv = bias[b % M];
             for (int64_t p = 0; p < P; ++p) yp[p] += bv;
           }
+          if (res)
+            for (int64_t p = 0; p < P; ++p) yp[p] += res[b * P + p];
           act_.apply(yp, P);
         }
       });
@@ -215,8 +224,9 @@ class ConvKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_conv(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_inputs(s, 2, 3));
-  WEAVE_TRY(ref::require_float(s, {0, 1, 2}));
+  WEAVE_TRY(ref::require_nchw(s));
+  WEAVE_TRY(ref::require_inputs(s, 2, 4));
+  WEAVE_TRY(ref::require_float(s, {0, 1, 2, 3}));
   auto a = parse_window_attrs(s.node.attrs, s.label);
   if (!a) return a.error();
   if (a->ceil_mode) return make_error(s.label, ": Conv has no ceil_mode");

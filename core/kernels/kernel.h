@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 
+#include "core/common/buffer.h"
 #include "core/common/parallel.h"
 #include "core/common/status.h"
 #include "core/common/tensor.h"
@@ -54,6 +55,14 @@ class Kernel {
   virtual ~Kernel() = default;
   [[nodiscard]] virtual Status infer(ShapeContext& ctx) const = 0;
   virtual void run(const RunContext& ctx) const = 0;
+
+  // Blocks the kernel derived from constant inputs at create (packed weights). Before the
+  // kernel is shared, the Factory may swap each for equal bytes held once per process
+  // (ParamStore, R6), so kernels read them through these SharedBytes only.
+  virtual void visit_packed(FunctionRef<void(SharedBytes&)> /*fn*/) {}
+  // True when run() never reads constant input k because create() kept what it needs; once
+  // every reader of a param says so, the Factory drops the param's bytes.
+  [[nodiscard]] virtual bool packs_input(std::size_t /*k*/) const { return false; }
 };
 
 // Returns a kernel, nullptr to decline (the registry then tries the next candidate), or an Error

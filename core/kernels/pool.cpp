@@ -95,6 +95,7 @@ class PoolKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_pool(const KernelSetup& s, bool is_max) {
+  WEAVE_TRY(ref::require_nchw(s));
   WEAVE_TRY(ref::require_inputs(s, 1, 1));
   WEAVE_TRY(ref::require_float(s, {0}));
   if (is_max && ref::has_output(s, 1))
@@ -163,11 +164,13 @@ class GlobalPoolKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_global_max(const KernelSetup& s) {
+  WEAVE_TRY(ref::require_nchw(s));
   WEAVE_TRY(ref::require_inputs(s, 1, 1));
   WEAVE_TRY(ref::require_float(s, {0}));
   return std::unique_ptr<Kernel>(std::make_unique<GlobalPoolKernel>(true));
 }
 Expected<std::unique_ptr<Kernel>> make_global_avg(const KernelSetup& s) {
+  WEAVE_TRY(ref::require_nchw(s));
   WEAVE_TRY(ref::require_inputs(s, 1, 1));
   WEAVE_TRY(ref::require_float(s, {0}));
   return std::unique_ptr<Kernel>(std::make_unique<GlobalPoolKernel>(false));

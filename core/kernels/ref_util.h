@@ -46,6 +46,15 @@ namespace weave::ref {
   return {};
 }
 
+// The reference kernels are channels-first only; a node the layout pass marked NHWC
+// (core/compiler/layout_nhwc.h) belongs to a fast kernel that declined it.
+[[nodiscard]] inline Status require_nchw(const KernelSetup& s) {
+  if (s.node.attrs.get_string("weave_layout", "NCHW") != "NCHW")
+    return make_error(s.label, ": ", s.node.op, " in layout ", s.node.attrs.get_string("weave_layout"),
+                      " needs the fast CPU path, which did not accept this node");
+  return {};
+}
+
 [[nodiscard]] inline bool present(const ShapeContext& c, std::size_t i) {
   return i < c.inputs.size() && c.inputs[i].present();
 }
@@ -63,53 +72,69 @@ namespace weave::ref {
   return s;
 }
 
-// Activation a fusion pass may attach to Conv (attribute "activation").
+// Epilogue a fusion pass may attach to Conv (core/compiler/fuse_conv_epilogue.h): attribute
+// "activation", then y * post_mul + post_add.
 struct Activation {
-  enum Kind { none, relu, clip, leaky_relu, hard_swish, sigmoid } kind = none;
-  float lo = 0.f, hi = 0.f, alpha = 0.01f;
+  enum Kind { none, relu, clip, leaky_relu, hard_swish, sigmoid, hard_sigmoid, tanh } kind = none;
+  float lo = 0.f, hi = 0.f, alpha = 0.01f, beta = 0.f;
+  float post_mul = 1.f, post_add = 0.f;
 
-  void apply(float* p, int64_t n) const {
+  [[nodiscard]] float one(float v) const {
     switch (kind) {
       case none:
-        break;
+        return v;
       case relu:
-        for (int64_t i = 0; i < n; ++i) p[i] = std::max(p[i], 0.f);
-        break;
+        return std::max(v, 0.f);
       case clip:
-        for (int64_t i = 0; i < n; ++i) p[i] = std::min(std::max(p[i], lo), hi);
-        break;
+        return std::min(std::max(v, lo), hi);
       case leaky_relu:
-        for (int64_t i = 0; i < n; ++i) p[i] = p[i] < 0.f ? alpha * p[i] : p[i];
-        break;
+        return v < 0.f ? alpha * v : v;
       case hard_swish:
-        for (int64_t i = 0; i < n; ++i) p[i] = p[i] * std::min(std::max(p[i] / 6.f + 0.5f, 0.f), 1.f);
-        break;
+        return v * std::min(std::max(v / 6.f + 0.5f, 0.f), 1.f);
       case sigmoid:
-        for (int64_t i = 0; i < n; ++i) p[i] = 1.f / (1.f + std::exp(-p[i]));
-        break;
+        return 1.f / (1.f + std::exp(-v));
+      case hard_sigmoid:
+        return std::min(std::max(alpha * v + beta, 0.f), 1.f);
+      case tanh:
+        return std::tanh(v);
     }
+    return v;
+  }
+  void apply(float* p, int64_t n) const {
+    if (kind == none && post_mul == 1.f && post_add == 0.f) return;
+    for (int64_t i = 0; i < n; ++i) p[i] = one(p[i]) * post_mul + post_add;
   }
 };
 
 // Parses "activation" ("Relu", "Clip" + activation_min/activation_max, "LeakyRelu" +
-// activation_alpha, "HardSwish", "Sigmoid"); absent = none.
+// activation_alpha, "HardSwish", "Sigmoid", "HardSigmoid" + activation_alpha/activation_beta,
+// "Tanh") and activation_post_mul / activation_post_add; absent = none.
 [[nodiscard]] inline Expected<Activation> parse_activation(const KernelSetup& s) {
   Activation a;
-  const std::string name = s.node.attrs.get_string("activation", "");
+  const Attributes& at = s.node.attrs;
+  a.post_mul = at.get_float("activation_post_mul", 1.f);
+  a.post_add = at.get_float("activation_post_add", 0.f);
+  const std::string name = at.get_string("activation", "");
   if (name.empty()) return a;
   if (name == "Relu") {
     a.kind = Activation::relu;
   } else if (name == "Clip") {
     a.kind = Activation::clip;
-    a.lo = s.node.attrs.get_float("activation_min", -INFINITY);
-    a.hi = s.node.attrs.get_float("activation_max", INFINITY);
+    a.lo = at.get_float("activation_min", -INFINITY);
+    a.hi = at.get_float("activation_max", INFINITY);
   } else if (name == "LeakyRelu") {
     a.kind = Activation::leaky_relu;
-    a.alpha = s.node.attrs.get_float("activation_alpha", 0.01f);
+    a.alpha = at.get_float("activation_alpha", 0.01f);
   } else if (name == "HardSwish") {
     a.kind = Activation::hard_swish;
   } else if (name == "Sigmoid") {
     a.kind = Activation::sigmoid;
+  } else if (name == "HardSigmoid") {
+    a.kind = Activation::hard_sigmoid;
+    a.alpha = at.get_float("activation_alpha", 0.2f);
+    a.beta = at.get_float("activation_beta", 0.5f);
+  } else if (name == "Tanh") {
+    a.kind = Activation::tanh;
   } else {
     return make_error(s.label, ": unsupported fused activation '", name, "'");
   }

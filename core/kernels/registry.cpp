@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#if WEAVE_HAVE_FAST
+#include "core/kernels/fast/nhwc.h"
+#endif
+
 namespace weave {
 
 KernelRegistry& KernelRegistry::global() {
@@ -17,6 +21,9 @@ KernelRegistry& KernelRegistry::global() {
     register_elementwise_kernels(*reg);
     register_shape_kernels(*reg);
     register_reduce_kernels(*reg);
+#if WEAVE_HAVE_FAST
+    fast::register_fast_kernels(*reg);  // a no-op on CPUs without a fast path
+#endif
     return reg;
   }();
   return *r;

@@ -31,6 +31,13 @@ class KernelRegistry {
                                                          std::string_view impl) const;
   [[nodiscard]] std::vector<std::string> ops() const;
 
+  // A graph rewrite the Factory runs before creating kernels from this registry (the fast
+  // path's layout pass, core/compiler/layout_nhwc.h); null for none. It never changes the
+  // graph's inputs or outputs.
+  using GraphPass = Status (*)(Graph& g);
+  void set_graph_pass(GraphPass pass) { graph_pass_ = pass; }
+  [[nodiscard]] GraphPass graph_pass() const { return graph_pass_; }
+
  private:
   struct Entry {
     std::string op;
@@ -39,6 +46,7 @@ class KernelRegistry {
     std::string impl;
   };
   std::vector<Entry> entries_;  // sorted by op, then priority descending
+  GraphPass graph_pass_ = nullptr;
 };
 
 // Registration hooks, one per op family file under core/kernels/.

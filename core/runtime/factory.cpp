@@ -20,10 +20,13 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
   WEAVE_TRY(graph.validate());
   std::shared_ptr<Factory> f(new Factory());
   f->graph_ = std::move(graph);
+  const KernelRegistry& reg = options.registry ? *options.registry : KernelRegistry::global();
+  // The registry's own rewrite (the fast path's layout pass) comes first: its kernels are
+  // created from the graph it leaves.
+  if (reg.graph_pass() != nullptr) WEAVE_TRY(reg.graph_pass()(f->graph_));
   // R6: before any kernel sees the params, so kernels and plans point at the shared bytes.
   if (options.dedup_params) ParamStore::global().intern(f->graph_);
   const Graph& g = f->graph_;
-  const KernelRegistry& reg = options.registry ? *options.registry : KernelRegistry::global();
   const int opset = g.kernel_opset();
 
   // Create every kernel, collecting all failures so one pass reports every bad node.
@@ -50,6 +53,7 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
     f->kernels_[n] = std::move(*k);
   }
   if (!errors.empty()) return Error(errors);
+  f->share_packed(options);
 
   // Default dims: options, then "plan_shape.<name>" metadata, then batch 1 for dim-0-only dynamics.
   f->default_dims_.resize(g.inputs.size());
@@ -114,6 +118,40 @@ Expected<std::shared_ptr<const ShapePlan>> Factory::plan_for(std::span<const Dim
   if (recent_plans_.size() >= kRecentPlans) recent_plans_.erase(recent_plans_.begin());
   recent_plans_.push_back(*plan);
   return *plan;
+}
+
+void Factory::share_packed(const FactoryOptions& options) {
+  for (auto& k : kernels_) {
+    k->visit_packed([&](SharedBytes& b) {
+      if (b.size() == 0) return;
+      if (options.dedup_params) {
+        const int64_t n = static_cast<int64_t>(b.size());
+        b = ParamStore::global().intern(DType::uint8, std::span<const int64_t>(&n, 1), b);
+      }
+      packed_bytes_ += b.size();
+    });
+  }
+  if (options.keep_packed_params) return;
+  // A param goes when it is no graph output and every reader packed it.
+  std::vector<int> readers(graph_.values.size(), 0), packed(graph_.values.size(), 0);
+  for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
+    const Node& node = graph_.nodes[n];
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      const int32_t v = node.inputs[k];
+      if (v == kNoValue || graph_.values[v].kind != ValueKind::param) continue;
+      ++readers[v];
+      packed[v] += kernels_[n]->packs_input(k) ? 1 : 0;
+    }
+  }
+  for (int32_t v : graph_.outputs) readers[v] = -1;
+  for (Param& p : graph_.params)
+    if (readers[p.value] > 0 && packed[p.value] == readers[p.value]) p.data = SharedBytes();
+}
+
+std::size_t Factory::resident_param_bytes() const {
+  std::size_t n = 0;
+  for (const Param& p : graph_.params) n += p.data.size();
+  return n;
 }
 
 }  // namespace weave

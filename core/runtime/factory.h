@@ -43,6 +43,12 @@ struct FactoryOptions {
   // hash pass over the params at creation. false keeps every param where it was loaded (e.g.
   // in the artifact's mmap) and out of the store.
   bool dedup_params = true;
+  // Kernels that pack a param's bytes at create (the fast path's convolutions) no longer read
+  // the param at run time; once every reader of a param has packed it, the factory drops its
+  // bytes (the graph keeps the param's dtype and shape, Param::data becomes empty), so the
+  // model's weights are held once, packed. true keeps every param's bytes (e.g. to share them
+  // into another graph with share_params).
+  bool keep_packed_params = false;
 };
 
 class Factory {
@@ -55,6 +61,10 @@ class Factory {
   [[nodiscard]] int num_outputs() const { return static_cast<int>(graph_.outputs.size()); }
   [[nodiscard]] int num_params() const { return static_cast<int>(graph_.params.size()); }
   [[nodiscard]] int64_t param_bytes() const { return graph_.param_bytes(); }
+  // Bytes of packed weights the kernels hold (shared across factories with dedup_params), and
+  // bytes of params still held (params every reader packed are dropped, keep_packed_params).
+  [[nodiscard]] std::size_t packed_bytes() const { return packed_bytes_; }
+  [[nodiscard]] std::size_t resident_param_bytes() const;
   // R2: the model's own names; an unknown name is an error listing the names that exist.
   [[nodiscard]] Expected<int> input_index(std::string_view name) const;
   [[nodiscard]] Expected<int> output_index(std::string_view name) const;
@@ -93,8 +103,11 @@ class Factory {
   [[nodiscard]] Status setup_bounds(const FactoryOptions& options);
   // The bound plan when `input_dims` lie within it, else nullptr.
   [[nodiscard]] const ShapePlan* bound_for(std::span<const Dims> input_dims) const;
+  // Interns packed blocks (dedup) and drops params only packed kernels read.
+  void share_packed(const FactoryOptions& options);
   Graph graph_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
+  std::size_t packed_bytes_ = 0;
   std::vector<Dims> default_dims_;
   bool has_default_dims_ = false;
   std::shared_ptr<const ShapePlan> default_plan_;

@@ -99,7 +99,13 @@ Expected<std::vector<std::pair<int32_t, int32_t>>> resolve(const ParamNames& to,
 Status share_params(Graph& g, const Graph& from, std::span<const ParamLink> links) {
   auto pairs = resolve(ParamNames(g, "target"), ParamNames(from, "source"), links);
   if (!pairs) return pairs.error();
-  for (const auto& [to, src] : *pairs) g.params[to].data = from.params[src].data;
+  for (const auto& [to, src] : *pairs) {
+    if (from.params[src].data.size() == 0 && g.params[to].data.size() != 0)
+      return make_error("share_params: source param ", from.value_label(from.params[src].value),
+                        " holds no bytes: its factory packed it and dropped them (create it with "
+                        "FactoryOptions::keep_packed_params to share from it)");
+    g.params[to].data = from.params[src].data;
+  }
   return {};
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/kernels/registry.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/factory.h"
 #include "tests/runtime/runtime_graphs.h"
@@ -157,8 +158,11 @@ BOOST_AUTO_TEST_CASE(a_smaller_shape_does_not_reuse_an_in_place_layout_that_no_l
 }
 
 BOOST_AUTO_TEST_CASE(a_value_read_by_a_later_step_or_a_model_output_keeps_its_memory) {
-  // conv_graph: Conv -> c -> Relu -> r (a model output, and read by the Add) -> Add -> y.
-  auto f = Factory::create(weave::test::conv_graph());
+  // conv_graph: Conv -> c -> Relu -> r (a model output, and read by the Add) -> Add -> y, as
+  // built (the reference kernels: no layout reorders between the steps).
+  FactoryOptions o;
+  o.registry = &KernelRegistry::reference();
+  auto f = Factory::create(weave::test::conv_graph(), o);
   BOOST_TEST_REQUIRE(f.ok());
   auto plan = (*f)->plan_for(std::vector<Dims>{Dims{1, 2, 4, 4}});
   BOOST_TEST_REQUIRE(plan.ok());

@@ -278,9 +278,11 @@ BOOST_AUTO_TEST_CASE(eight_factories_of_one_model_hold_params_once) {
   // Content repeated inside the one model (if any) is saved already with one factory.
   std::size_t saved_one = 0, unique_one = 0;
   int64_t P = 0;
+  std::size_t held = 0;  // bytes one factory holds through the store: params left + packed weights
   {
     auto one = load("resnet18");
     P = one->param_bytes();
+    held = one->resident_param_bytes() + one->packed_bytes();
     saved_one = ParamStore::global().stats().bytes_saved();
     unique_one = ParamStore::global().stats().unique_bytes;
   }
@@ -292,8 +294,11 @@ BOOST_AUTO_TEST_CASE(eight_factories_of_one_model_hold_params_once) {
                                                  << " unique params, " << st.uses << " uses)");
   BOOST_TEST(P > 40'000'000);
   BOOST_TEST(st.unique_bytes == unique_one);
-  BOOST_TEST(st.bytes_saved() == 7 * static_cast<std::size_t>(P) + saved_one);
-  BOOST_TEST(st.used_bytes == 8 * static_cast<std::size_t>(P));
+  // Every weight is held once, as a param or packed (conv biases, 0.04% here, are copied into
+  // their kernels and not counted).
+  BOOST_TEST(held >= static_cast<std::size_t>(P) * 99 / 100);
+  BOOST_TEST(st.bytes_saved() == 7 * held + saved_one);
+  BOOST_TEST(st.used_bytes == 8 * held);
   for (std::size_t p = 0; p < fs[0]->graph().params.size(); ++p)
     for (int i = 1; i < 8; ++i)
       BOOST_TEST_REQUIRE(fs[i]->graph().params[p].data.data() == fs[0]->graph().params[p].data.data());

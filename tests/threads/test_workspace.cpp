@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/kernels/registry.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/factory.h"
 #include "core/runtime/thread_budget.h"
@@ -92,8 +93,11 @@ Graph stem_graph(int64_t h, int64_t w) {
   return g;
 }
 
+// The reference kernels: their im2col scratch is what these tests lease and size.
 std::shared_ptr<const Factory> stem_factory(int64_t h, int64_t w) {
-  auto f = Factory::create(stem_graph(h, w));
+  FactoryOptions o;
+  o.registry = &KernelRegistry::reference();
+  auto f = Factory::create(stem_graph(h, w), o);
   BOOST_TEST_REQUIRE(f.ok(), (f.ok() ? "" : f.message()));
   return *f;
 }

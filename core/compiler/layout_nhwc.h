@@ -1,0 +1,33 @@
+// The layout pass of the fast CPU path: decides which 4-D activations live channels-last (NHWC)
+// so that consecutive fast kernels hand each other their data with no reorder in between.
+//
+// A value keeps its id and its NCHW meaning; its NHWC twin is a new value whose static shape is
+// the permuted one ([N, H, W, C]). Rules, walking the nodes in order:
+//   - A layout-sensitive op (Conv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool) for
+//     which `has_nhwc_kernel` says a channels-last kernel exists reads and writes NHWC and gets
+//     the attribute weave_layout = "NHWC".
+//   - Layout-agnostic ops follow their inputs: elementwise ops (unary, broadcasting binary,
+//     Clip, Where, ...), Concat (axis remapped) and Resize with constant scales or sizes
+//     (scales, sizes and roi permuted) run on NHWC data when one of their 4-D inputs already is
+//     NHWC; constant operands are permuted once here (a [C,1,1] bias becomes [1,1,C]).
+//   - Transpose of an NHWC value composes its perm with the layout's (no extra copy); Shape of
+//     one becomes Shape + Gather of the NCHW order, which the plan folds.
+//   - Anything else reads NCHW: a Transpose back (perm [0,3,1,2]) is inserted once per value,
+//     before its first such reader, and graph outputs always end NCHW.
+// The graph's inputs, outputs and their names do not change, so callers see the same model.
+#pragma once
+
+#include "core/common/status.h"
+#include "core/graph/graph.h"
+
+namespace weave {
+
+// True when a channels-last kernel will accept this (layout-sensitive) node.
+using NhwcKernelQuery = bool (*)(const Graph& g, const Node& node);
+
+[[nodiscard]] Status layout_nhwc(Graph& g, NhwcKernelQuery has_nhwc_kernel);
+
+// Count of Transpose nodes the pass inserted at layout boundaries (for tests and `weave inspect`).
+[[nodiscard]] int count_layout_transposes(const Graph& g);
+
+}  // namespace weave

@@ -1,0 +1,204 @@
+// Fast Conv over NHWC data (nodes the layout pass marked weave_layout = "NHWC"): depthwise
+// convolutions run the channel-vectorized direct kernel, 3x3 stride-1 ones with enough channels
+// Winograd F(4x4, 3x3), everything else (1x1, strided, dilated, grouped) the implicit-GEMM
+// micro-kernel, each over weights packed at create.
+#include <algorithm>
+#include <cstring>
+
+#include "core/kernels/fast/epilogue.h"
+#include "core/kernels/fast/fast_ops.h"
+#include "core/kernels/fast/nhwc.h"
+#include "core/kernels/fast/pack.h"
+#include "core/kernels/ref_util.h"
+#include "core/kernels/registry.h"
+#include "core/kernels/spatial.h"
+
+namespace weave::fast {
+namespace {
+
+// Windows up to this many taps use the implicit GEMM (its per-task address table is bounded).
+constexpr int64_t kMaxGemmTaps = 121;
+// Winograd pays when both channel counts are large enough for the GEMMs to dominate the
+// transforms, and its weights (4x the direct ones) stay within this many bytes per layer.
+constexpr int64_t kWinogradMinChannels = 16;
+constexpr int64_t kWinogradMaxBytes = int64_t{16} << 20;
+
+bool unit(const std::vector<int64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
+}
+
+class FastConv final : public Kernel {
+ public:
+  FastConv(const Ops& ops, WindowAttrs a, int64_t group, Activation act, const Dims& w)
+      : ops_(ops), a_(std::move(a)), group_(group), act_(act), M_(w[0]), Cg_(w[1]), KH_(w[2]), KW_(w[3]) {}
+
+  Status pack(const float* w, const float* bias) {
+    const int64_t taps = KH_ * KW_;
+    depthwise_ = Cg_ == 1 && group_ == M_;
+    winograd_ = !depthwise_ && group_ == 1 && KH_ == 3 && KW_ == 3 && unit(a_.strides) &&
+                unit(a_.dilations) && Cg_ >= kWinogradMinChannels && M_ >= kWinogradMinChannels &&
+                36 * Cg_ * M_ * int64_t{4} <= kWinogradMaxBytes && ops_.winograd != nullptr;
+    if (winograd_) {
+      packed_ = pack_winograd_f43(w, M_, Cg_, ops_.nr, ops_.vec);
+    } else if (depthwise_) {
+      dw_ = pack_depthwise(w, M_, taps, ops_.vec, c_pad_);
+    } else {
+      packed_ = pack_conv(w, group_, M_ / group_, Cg_, taps, ops_.nr, ops_.vec);
+      zeros_ = AlignedBuffer(static_cast<std::size_t>(Cg_) * sizeof(float));
+    }
+    if (bias != nullptr) {
+      bias_ = AlignedBuffer(static_cast<std::size_t>(M_) * sizeof(float));
+      std::memcpy(bias_.data(), bias, static_cast<std::size_t>(M_) * sizeof(float));
+    }
+    return {};
+  }
+
+  void visit_packed(FunctionRef<void(SharedBytes&)> fn) override { fn(depthwise_ ? dw_ : packed_.data); }
+  [[nodiscard]] bool packs_input(std::size_t k) const override { return k == 1 || k == 2; }
+
+  Status infer(ShapeContext& ctx) const override {
+    const Dims& x = ctx.inputs[0].dims;
+    if (x.rank() != 4) return make_error(ctx.label, ": NHWC input ", ref::dims_str(x), " must have rank 4");
+    if (x[3] != Cg_ * group_)
+      return make_error(ctx.label, ": input ", ref::dims_str(x), " (NHWC) has ", x[3],
+                        " channels; weights with group ", group_, " expect ", Cg_ * group_);
+    auto geo = geometry(x, ctx.label);
+    if (!geo) return geo.error();
+    Dims out{x[0], geo->out[0], geo->out[1], M_};
+    if (ref::present(ctx, 3) && !(ctx.inputs[3].dims == out))
+      return make_error(ctx.label, ": residual ", ref::dims_str(ctx.inputs[3].dims),
+                        " does not match output ", ref::dims_str(out), " (NHWC)");
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.outputs[0].dims = out;
+    ctx.workspace = winograd_ ? ops_.winograd_workspace(Cg_, M_) : 0;
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    const Dims& xd = ctx.inputs[0].dims;
+    const std::string label;
+    auto geo = geometry(xd, label);
+    if (!geo) return;  // infer() rejected these dims already
+    const float* res = ref::present(ctx, 3) ? ctx.inputs[3].as<float>() : nullptr;
+    const auto* bias = bias_.size() > 0 ? reinterpret_cast<const float*>(bias_.data()) : nullptr;
+    if (winograd_) {
+      WinogradArgs a;
+      a.x = ctx.inputs[0].as<float>();
+      a.N = xd[0], a.IH = xd[1], a.IW = xd[2], a.C = xd[3];
+      a.y = ref::out_f32(ctx, 0);
+      a.OH = geo->out[0], a.OW = geo->out[1], a.M = M_;
+      a.PT = geo->pad_begin[0], a.PL = geo->pad_begin[1];
+      a.u = packed_.floats();
+      a.layout = packed_.layout;
+      a.bias = bias;
+      a.residual = res;
+      a.act = act_;
+      a.workspace = reinterpret_cast<float*>(ctx.workspace.data());
+      ops_.winograd(a, ctx.parallel);
+      return;
+    }
+    if (depthwise_) {
+      DepthwiseArgs a;
+      a.x = ctx.inputs[0].as<float>();
+      a.N = xd[0], a.IH = xd[1], a.IW = xd[2], a.C = xd[3];
+      a.y = ref::out_f32(ctx, 0);
+      a.OH = geo->out[0], a.OW = geo->out[1];
+      set_window(*geo, a.KH, a.KW, a.SH, a.SW, a.DH, a.DW, a.PT, a.PL);
+      a.w = reinterpret_cast<const float*>(dw_.data());
+      a.c_pad = c_pad_;
+      a.bias = bias;
+      a.residual = res;
+      a.act = act_;
+      ops_.depthwise(a, ctx.parallel);
+      return;
+    }
+    ConvGemmArgs a;
+    a.x = ctx.inputs[0].as<float>();
+    a.N = xd[0], a.IH = xd[1], a.IW = xd[2];
+    a.ldx = xd[3];
+    a.x_image = xd[1] * xd[2] * xd[3];
+    a.y = ref::out_f32(ctx, 0);
+    a.OH = geo->out[0], a.OW = geo->out[1];
+    a.ldy = M_;
+    a.y_image = a.OH * a.OW * M_;
+    set_window(*geo, a.KH, a.KW, a.SH, a.SW, a.DH, a.DW, a.PT, a.PL);
+    a.groups = group_, a.Cg = Cg_, a.Mg = M_ / group_;
+    a.w = packed_.floats();
+    a.layout = packed_.layout;
+    a.bias = bias;
+    a.residual = res;
+    a.ldr = M_, a.r_image = a.y_image;
+    a.act = act_;
+    a.zeros = reinterpret_cast<const float*>(zeros_.data());
+    ops_.conv_gemm(a, ctx.parallel);
+  }
+
+ private:
+  Expected<WindowGeometry> geometry(const Dims& x, const std::string& label) const {
+    const int64_t in[2] = {x[1], x[2]}, k[2] = {KH_, KW_};
+    return forward_geometry(a_, in, k, label);
+  }
+  static void set_window(const WindowGeometry& g, int64_t& KH, int64_t& KW, int64_t& SH, int64_t& SW,
+                         int64_t& DH, int64_t& DW, int64_t& PT, int64_t& PL) {
+    KH = g.kernel[0], KW = g.kernel[1], SH = g.stride[0], SW = g.stride[1];
+    DH = g.dilation[0], DW = g.dilation[1], PT = g.pad_begin[0], PL = g.pad_begin[1];
+  }
+
+  const Ops& ops_;
+  WindowAttrs a_;
+  int64_t group_;
+  Activation act_;
+  int64_t M_, Cg_, KH_, KW_;
+  bool depthwise_ = false, winograd_ = false;
+  PackedWeights packed_;
+  SharedBytes dw_;
+  AlignedBuffer bias_, zeros_;
+  int64_t c_pad_ = 0;
+};
+
+bool is_float(const Value* v) {
+  return v != nullptr && v->dtype == DType::float32;
+}
+
+}  // namespace
+
+bool conv_nhwc_supported(const Node& n, const Value* x, const Value* w, bool w_const, const Value* b,
+                         bool b_const) {
+  if (n.op != "Conv" || n.inputs.size() < 2 || n.inputs.size() > 4 || n.outputs.size() != 1) return false;
+  if (!is_float(x) || !x->rank_known || x->shape.size() != 4) return false;
+  if (!is_float(w) || !w_const || w->shape.size() != 4 || shape_numel(w->shape) <= 0) return false;
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && (!is_float(b) || !b_const)) return false;
+  const int64_t group = n.attrs.get_int("group", 1);
+  if (group < 1 || w->shape[0] % group != 0) return false;
+  const bool depthwise = w->shape[1] == 1 && group == w->shape[0];
+  if (!depthwise && w->shape[2] * w->shape[3] > kMaxGemmTaps) return false;
+  return true;
+}
+
+Expected<std::unique_ptr<Kernel>> make_fast_conv(const KernelSetup& s) {
+  const Ops* ops = fast::ops();
+  if (ops == nullptr || s.node.attrs.get_string("weave_layout") != "NHWC") return std::unique_ptr<Kernel>();
+  const Value* x = ref::input_info(s, 0);
+  const Value* w = ref::input_info(s, 1);
+  const Value* b = ref::input_info(s, 2);
+  const ConstTensorView* wc = ref::constant(s, 1);
+  const ConstTensorView* bc = ref::constant(s, 2);
+  if (!conv_nhwc_supported(s.node, x, w, wc != nullptr, b, bc != nullptr)) return std::unique_ptr<Kernel>();
+  if (s.node.inputs.size() > 3 && s.node.inputs[3] != kNoValue && !is_float(ref::input_info(s, 3)))
+    return std::unique_ptr<Kernel>();
+  auto a = parse_window_attrs(s.node.attrs, s.label);
+  if (!a) return a.error();
+  if (a->ceil_mode) return make_error(s.label, ": Conv has no ceil_mode");
+  if (!a->kernel.empty() &&
+      (a->kernel.size() != 2 || a->kernel[0] != w->shape[2] || a->kernel[1] != w->shape[3]))
+    return make_error(s.label, ": kernel_shape ", ints_str(a->kernel), " does not match weights ",
+                      shape_str(w->shape));
+  auto act = parse_epilogue(s);
+  if (!act) return act.error();
+  const int64_t group = s.node.attrs.get_int("group", 1);
+  auto k = std::make_unique<FastConv>(*ops, std::move(*a), group, *act, Dims(w->shape));
+  WEAVE_TRY(k->pack(wc->as<float>(), bc != nullptr ? bc->as<float>() : nullptr));
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+}  // namespace weave::fast

@@ -1,0 +1,126 @@
+// The fast CPU path's inner routines, one table per instruction set (isa_avx2.cpp,
+// isa_avx512.cpp), chosen at run time (cpu.h). The Kernel classes around them (conv_nhwc.cpp,
+// pool_nhwc.cpp, ...) are ISA-independent: they validate, pack weights for the table's panel
+// width at create, and call the table at run.
+//
+// Layout: activations are NHWC (channels innermost, a pixel's channels contiguous), which the
+// layout pass (core/compiler/layout_nhwc.h) keeps from one fast op to the next. GEMM-shaped work
+// runs one register-tile micro-kernel: MR pixels (rows) x NR output channels (columns), over
+// weights packed once into panels of NR columns.
+#pragma once
+
+#include <cstdint>
+
+#include "core/common/parallel.h"
+#include "core/kernels/fast/cpu.h"
+
+namespace weave::fast {
+
+// Activation applied in a kernel's epilogue (after bias and the residual sum), then
+// y * post_mul + post_add.
+struct Activation {
+  enum Kind : uint8_t { none, relu, clip, leaky_relu, hard_swish, sigmoid, hard_sigmoid, tanh };
+  Kind kind = none;
+  float p0 = 0.f, p1 = 0.f;  // clip: lo, hi; leaky_relu: alpha; hard_sigmoid: alpha, beta
+  float post_mul = 1.f, post_add = 0.f;
+};
+
+// Packed weights of a convolution or GEMM: per group, panels of `nr` output channels (the last
+// panel may be narrower, rounded up to a vector), each panel [taps][channels][width] floats,
+// zero-padded, followed by nothing else. Offsets are in floats from the start of the buffer.
+struct PackedLayout {
+  int64_t nr = 0;            // full panel width (columns)
+  int64_t panel_floats = 0;  // floats of a full-width panel: taps * channels * nr
+  int64_t group_floats = 0;  // floats of one group's panels
+};
+
+// Implicit-GEMM convolution over NHWC data; also plain GEMM (a 1x1 convolution over "pixels"
+// that are the rows of A). y[n, oh, ow, g*Mg + m] = act(sum_{kh,kw,c} x[n, ih, iw, g*Cg + c] *
+// w[g][m][c][kh][kw] + bias[g*Mg + m] + residual[...]).
+struct ConvGemmArgs {
+  const float* x = nullptr;
+  int64_t N = 1, IH = 1, IW = 1;
+  int64_t ldx = 0;      // floats between two pixels of x (>= groups * Cg)
+  int64_t x_image = 0;  // floats between two images of x
+  float* y = nullptr;
+  int64_t OH = 1, OW = 1;
+  int64_t ldy = 0;      // floats between two pixels of y (>= groups * Mg)
+  int64_t y_image = 0;  // floats between two images of y
+  int64_t KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PT = 0, PL = 0;
+  int64_t groups = 1, Cg = 0, Mg = 0;
+  const float* w = nullptr;  // packed (PackedLayout)
+  PackedLayout layout;
+  const float* bias = nullptr;      // [groups * Mg] or null
+  const float* residual = nullptr;  // same pixel layout as y, or null
+  int64_t ldr = 0, r_image = 0;
+  Activation act;
+  const float* zeros = nullptr;  // >= Cg zero floats (the padding rows read)
+};
+
+// Depthwise convolution (one input channel per output channel) over NHWC data.
+struct DepthwiseArgs {
+  const float* x = nullptr;
+  int64_t N = 1, IH = 1, IW = 1, C = 0;  // x pixels are C floats apart
+  float* y = nullptr;
+  int64_t OH = 1, OW = 1;
+  int64_t KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PT = 0, PL = 0;
+  const float* w = nullptr;  // [KH*KW][Cpad] (channels padded to a vector)
+  int64_t c_pad = 0;
+  const float* bias = nullptr;  // [C] or null
+  const float* residual = nullptr;
+  Activation act;
+};
+
+// 3x3 stride-1 convolution by Winograd's F(4x4, 3x3) over NHWC data: 6x6 input tiles are
+// transformed, multiplied per tile point by the transformed weights (36 GEMMs on the same
+// micro-kernel) and transformed back into 4x4 outputs with bias, residual and activation.
+// 4x fewer multiplications than the direct convolution for 9x the weights' memory / 4.
+struct WinogradArgs {
+  const float* x = nullptr;
+  int64_t N = 1, IH = 1, IW = 1, C = 0;  // x pixels are C floats apart
+  float* y = nullptr;
+  int64_t OH = 1, OW = 1, M = 0;  // y pixels are M floats apart
+  int64_t PT = 0, PL = 0;
+  const float* u = nullptr;  // 36 packed GEMM B operands [C][M], `layout.group_floats` apart
+  PackedLayout layout;
+  const float* bias = nullptr;
+  const float* residual = nullptr;
+  Activation act;
+  float* workspace = nullptr;  // winograd_workspace(C, M) bytes
+};
+
+// Max or average pooling over NHWC data (2-D windows).
+struct PoolArgs {
+  const float* x = nullptr;
+  int64_t N = 1, IH = 1, IW = 1, C = 0;
+  float* y = nullptr;
+  int64_t OH = 1, OW = 1;
+  int64_t KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PT = 0, PL = 0;
+  int64_t PB = 0, PR = 0;  // end pads: count_include_pad counts taps inside the padded extent
+  bool max = true;
+  bool count_include_pad = false;  // average pooling only
+};
+
+struct Ops {
+  Isa isa = Isa::none;
+  int vec = 1;  // floats per vector
+  int mr = 1;   // rows of the GEMM register tile
+  int nr = 1;   // columns of a full panel
+  void (*conv_gemm)(const ConvGemmArgs&, const Parallel&) = nullptr;
+  void (*depthwise)(const DepthwiseArgs&, const Parallel&) = nullptr;
+  void (*pool)(const PoolArgs&, const Parallel&) = nullptr;
+  void (*winograd)(const WinogradArgs&, const Parallel&) = nullptr;
+  std::size_t (*winograd_workspace)(int64_t C, int64_t M) = nullptr;
+  // y[i] = act(x[i]) for n floats (in place when y == x).
+  void (*activate)(const float* x, float* y, int64_t n, Activation act) = nullptr;
+};
+
+// The table for active_isa(), or nullptr when the CPU (or WEAVE_ISA) allows no fast path or the
+// build has none.
+[[nodiscard]] const Ops* ops();
+
+// Tables per instruction set (defined in the ISA translation units).
+const Ops& ops_avx2();
+const Ops& ops_avx512();
+
+}  // namespace weave::fast

@@ -1,0 +1,179 @@
+// The implicit-GEMM convolution (and plain GEMM) of the fast path, for one instruction set.
+// ISA translation units only (see simd.h).
+//
+// Work is split into tasks of (image, group, chunk of pixel blocks, range of panels). A task
+// first resolves, for every tap of the kernel window and every row of every MR-pixel block of
+// its chunk, the address of that input pixel's channels (or of a zero row in the padding), then
+// runs the micro-kernel over each panel x block. The micro-kernel keeps an MR x NV-vector tile
+// of outputs in registers over the whole depth (taps x channels) and applies bias, residual and
+// activation before its single store, so every output is written once.
+#pragma once
+
+#include <cstdint>
+
+#include "core/kernels/fast/fast_ops.h"
+#include "core/kernels/fast/impl_epilogue.h"
+#include "core/kernels/fast/simd.h"
+
+namespace weave::fast::WEAVE_ISA_NS {
+
+#if WEAVE_FAST_ISA == 512
+inline constexpr int kMR = 12;  // 12 x 2 zmm accumulators + 2 weights + 1 broadcast of 32 registers
+#else
+inline constexpr int kMR = 6;  // 6 x 2 ymm accumulators + 2 weights + 1 broadcast of 16 registers
+#endif
+inline constexpr int kNV = 2;  // vectors per full panel
+inline constexpr int kNR = kNV * Simd::W;
+// Bound on the row-address table of one task (taps x rows), kept on the stack.
+inline constexpr int64_t kMaxAddr = 4096;
+
+struct Tile {
+  const float* const* a;  // [taps][kMR] row addresses
+  int64_t taps, depth;    // depth = channels per tap
+  const float* b;         // panel: [taps][depth][nv * W]
+  float* y;
+  int64_t ldy;
+  int rows;      // valid rows (<= kMR)
+  int64_t cols;  // valid columns (<= nv * W)
+  const float* bias;
+  const float* res;
+  int64_t ldr;
+  const Activation* act;
+};
+
+template <int NV>
+inline void micro_kernel(const Tile& t) {
+  V acc[kMR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < kMR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = Simd::zero();
+  const float* b = t.b;
+  for (int64_t tap = 0; tap < t.taps; ++tap) {
+    const float* const* ar = t.a + tap * kMR;
+    const float* a[kMR];
+#pragma GCC unroll 16
+    for (int r = 0; r < kMR; ++r) a[r] = ar[r];
+    for (int64_t k = 0; k < t.depth; ++k) {
+      V bv[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) bv[v] = Simd::load(b + v * Simd::W);
+      b += NV * Simd::W;
+#pragma GCC unroll 16
+      for (int r = 0; r < kMR; ++r) {
+        const V av = Simd::set1(a[r][k]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[r][v] = Simd::fma(av, bv[v], acc[r][v]);
+      }
+    }
+  }
+  // Epilogue: bias, residual, activation, one store per output.
+  V bias[NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) {
+    const int64_t left = t.cols - v * Simd::W;
+    bias[v] =
+        t.bias != nullptr && left > 0 ? Simd::load(t.bias + v * Simd::W, Simd::mask(left)) : Simd::zero();
+  }
+  for (int r = 0; r < t.rows; ++r) {
+    float* yr = t.y + r * t.ldy;
+    const float* rr = t.res != nullptr ? t.res + r * t.ldr : nullptr;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      const int64_t left = t.cols - v * Simd::W;
+      if (left <= 0) break;
+      V o = Simd::add(acc[r][v], bias[v]);
+      if (left >= Simd::W) {
+        if (rr != nullptr) o = Simd::add(o, Simd::load(rr + v * Simd::W));
+        Simd::store(yr + v * Simd::W, activate(o, *t.act));
+      } else {
+        const auto m = Simd::mask(left);
+        if (rr != nullptr) o = Simd::add(o, Simd::load(rr + v * Simd::W, m));
+        Simd::store(yr + v * Simd::W, activate(o, *t.act), m);
+      }
+    }
+  }
+}
+
+inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
+  const int64_t P = g.OH * g.OW, taps = g.KH * g.KW;
+  const int64_t blocks = (P + kMR - 1) / kMR;
+  const int64_t panels = (g.Mg + kNR - 1) / kNR;
+  const bool direct =
+      taps == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.IH && g.OW == g.IW;
+  // Pixel blocks per task: bounded by the address table, and small enough that a task's input
+  // rows stay in the L2 cache while every panel passes over them.
+  int64_t chunk = kMaxAddr / (taps * kMR);
+  if (chunk > 16) chunk = 16;
+  if (chunk < 1) chunk = 1;
+  const int64_t chunks = (blocks + chunk - 1) / chunk;
+  const int64_t items = g.N * g.groups * chunks;
+  // Split the panels too when there are too few pixel chunks to feed every thread.
+  const int threads = par.threads();
+  int64_t splits = 1;
+  while (threads > 1 && items * splits < 4 * threads && splits < panels) ++splits;
+  const int64_t per_split = (panels + splits - 1) / splits;
+
+  par.for_range(items * splits, 1, [&](int64_t t0, int64_t t1) {
+    const float* addr[kMaxAddr];
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t split = task % splits;
+      const int64_t item = task / splits;
+      const int64_t ck = item % chunks;
+      const int64_t gi = (item / chunks) % g.groups;
+      const int64_t n = item / (chunks * g.groups);
+      const float* x = g.x + n * g.x_image + gi * g.Cg;
+      const int64_t b0 = ck * chunk, b1 = b0 + chunk < blocks ? b0 + chunk : blocks;
+      // Row addresses: addr[(blk - b0) * taps * kMR + tap * kMR + r].
+      for (int64_t blk = b0; blk < b1; ++blk) {
+        const float** ab = addr + (blk - b0) * taps * kMR;
+        for (int r = 0; r < kMR; ++r) {
+          int64_t p = blk * kMR + r;
+          if (p >= P) p = P - 1;  // rows past the end repeat the last pixel; never stored
+          if (direct) {
+            ab[r] = x + p * g.ldx;
+            continue;
+          }
+          const int64_t oh = p / g.OW, ow = p % g.OW;
+          for (int64_t kh = 0; kh < g.KH; ++kh) {
+            const int64_t ih = oh * g.SH - g.PT + kh * g.DH;
+            for (int64_t kw = 0; kw < g.KW; ++kw) {
+              const int64_t iw = ow * g.SW - g.PL + kw * g.DW;
+              const bool in = ih >= 0 && ih < g.IH && iw >= 0 && iw < g.IW;
+              ab[(kh * g.KW + kw) * kMR + r] = in ? x + (ih * g.IW + iw) * g.ldx : g.zeros;
+            }
+          }
+        }
+      }
+      const int64_t j0 = split * per_split, j1 = j0 + per_split < panels ? j0 + per_split : panels;
+      const float* wg = g.w + gi * g.layout.group_floats;
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t col0 = j * kNR;
+        const int64_t cols = g.Mg - col0 < kNR ? g.Mg - col0 : kNR;
+        Tile t{};
+        t.taps = taps;
+        t.depth = g.Cg;
+        t.b = wg + j * g.layout.panel_floats;
+        t.cols = cols;
+        t.bias = g.bias != nullptr ? g.bias + gi * g.Mg + col0 : nullptr;
+        t.act = &g.act;
+        for (int64_t blk = b0; blk < b1; ++blk) {
+          const int64_t p0 = blk * kMR;
+          t.a = addr + (blk - b0) * taps * kMR;
+          t.rows = static_cast<int>(P - p0 < kMR ? P - p0 : kMR);
+          t.y = g.y + n * g.y_image + p0 * g.ldy + gi * g.Mg + col0;
+          t.ldy = g.ldy;
+          t.res =
+              g.residual != nullptr ? g.residual + n * g.r_image + p0 * g.ldr + gi * g.Mg + col0 : nullptr;
+          t.ldr = g.ldr;
+          if (cols > Simd::W)
+            micro_kernel<kNV>(t);
+          else
+            micro_kernel<1>(t);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace weave::fast::WEAVE_ISA_NS

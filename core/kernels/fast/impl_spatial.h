@@ -1,0 +1,162 @@
+// Depthwise convolution, pooling and standalone activations of the fast path over NHWC data, for
+// one instruction set. ISA translation units only (see simd.h).
+//
+// All three vectorize over channels (contiguous in NHWC); depthwise keeps up to four channel
+// vectors in flight so the per-tap FMA chains overlap.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "core/kernels/fast/fast_ops.h"
+#include "core/kernels/fast/impl_epilogue.h"
+#include "core/kernels/fast/simd.h"
+
+namespace weave::fast::WEAVE_ISA_NS {
+
+// Taps [lo, hi) of one window axis that land inside the input.
+inline void tap_range(int64_t o, int64_t s, int64_t pad, int64_t d, int64_t k, int64_t in, int64_t& lo,
+                      int64_t& hi) {
+  const int64_t start = o * s - pad;
+  lo = start >= 0 ? 0 : (-start + d - 1) / d;
+  hi = in - start <= 0 ? 0 : (in - start + d - 1) / d;
+  if (hi > k) hi = k;
+  if (lo > hi) lo = hi;
+}
+
+// One output pixel, channels [c, c + NV*W) (the last vector masked by `left`).
+template <int NV>
+inline void dw_pixel(const DepthwiseArgs& a, const float* x, float* y, const float* res, int64_t oh,
+                     int64_t ow, int64_t c, int64_t khl, int64_t khh) {
+  int64_t kwl = 0, kwh = 0;
+  tap_range(ow, a.SW, a.PL, a.DW, a.KW, a.IW, kwl, kwh);
+  V acc[NV];
+  const int64_t left = a.C - c;
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) {
+    const int64_t l = left - v * Simd::W;
+    acc[v] = a.bias != nullptr ? Simd::load(a.bias + c + v * Simd::W, Simd::mask(l)) : Simd::zero();
+  }
+  const int64_t ih0 = oh * a.SH - a.PT, iw0 = ow * a.SW - a.PL;
+  for (int64_t kh = khl; kh < khh; ++kh) {
+    const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
+    const float* wr = a.w + kh * a.KW * a.c_pad + c;
+    for (int64_t kw = kwl; kw < kwh; ++kw) {
+      const float* xp = xr + kw * a.DW * a.C;
+      const float* wp = wr + kw * a.c_pad;
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        const int64_t l = left - v * Simd::W;
+        const V xv =
+            l >= Simd::W ? Simd::load(xp + v * Simd::W) : Simd::load(xp + v * Simd::W, Simd::mask(l));
+        acc[v] = Simd::fma(xv, Simd::load(wp + v * Simd::W), acc[v]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) {
+    const int64_t l = left - v * Simd::W;
+    if (l >= Simd::W) {
+      V o = acc[v];
+      if (res != nullptr) o = Simd::add(o, Simd::load(res + c + v * Simd::W));
+      Simd::store(y + c + v * Simd::W, activate(o, a.act));
+    } else {
+      const auto m = Simd::mask(l);
+      V o = acc[v];
+      if (res != nullptr) o = Simd::add(o, Simd::load(res + c + v * Simd::W, m));
+      Simd::store(y + c + v * Simd::W, activate(o, a.act), m);
+    }
+  }
+}
+
+inline void depthwise(const DepthwiseArgs& a, const Parallel& par) {
+  const int64_t rows = a.N * a.OH;
+  par.for_range(rows, 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t n = row / a.OH, oh = row % a.OH;
+      const float* x = a.x + n * a.IH * a.IW * a.C;
+      float* y = a.y + (n * a.OH + oh) * a.OW * a.C;
+      const float* res = a.residual != nullptr ? a.residual + (n * a.OH + oh) * a.OW * a.C : nullptr;
+      int64_t khl = 0, khh = 0;
+      tap_range(oh, a.SH, a.PT, a.DH, a.KH, a.IH, khl, khh);
+      for (int64_t ow = 0; ow < a.OW; ++ow) {
+        float* yp = y + ow * a.C;
+        const float* rp = res != nullptr ? res + ow * a.C : nullptr;
+        int64_t c = 0;
+        for (; c + 4 * Simd::W <= a.C; c += 4 * Simd::W) dw_pixel<4>(a, x, yp, rp, oh, ow, c, khl, khh);
+        for (; c < a.C; c += Simd::W) dw_pixel<1>(a, x, yp, rp, oh, ow, c, khl, khh);
+      }
+    }
+  });
+}
+
+inline void pool(const PoolArgs& a, const Parallel& par) {
+  // Rows of output pixels, or channel chunks when there are few rows (global pooling).
+  const int64_t rows = a.N * a.OH;
+  const int64_t cvec = (a.C + Simd::W - 1) / Simd::W;
+  int64_t csplit = 1;
+  while (rows * csplit < 4 * par.threads() && csplit < cvec) ++csplit;
+  const int64_t cper = (cvec + csplit - 1) / csplit * Simd::W;
+  const V lowest = Simd::set1(-std::numeric_limits<float>::infinity());
+  par.for_range(rows * csplit, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t row = t / csplit, cs = t % csplit;
+      const int64_t n = row / a.OH, oh = row % a.OH;
+      const int64_t c0 = cs * cper, c1 = c0 + cper < a.C ? c0 + cper : a.C;
+      const float* x = a.x + n * a.IH * a.IW * a.C;
+      float* y = a.y + (n * a.OH + oh) * a.OW * a.C;
+      int64_t khl = 0, khh = 0;
+      tap_range(oh, a.SH, a.PT, a.DH, a.KH, a.IH, khl, khh);
+      const int64_t ih0 = oh * a.SH - a.PT;
+      for (int64_t ow = 0; ow < a.OW; ++ow) {
+        int64_t kwl = 0, kwh = 0;
+        tap_range(ow, a.SW, a.PL, a.DW, a.KW, a.IW, kwl, kwh);
+        const int64_t iw0 = ow * a.SW - a.PL;
+        float div = static_cast<float>((khh - khl) * (kwh - kwl));
+        if (!a.max && a.count_include_pad) {
+          // Taps inside the padded extent [-PT, IH + PB) x [-PL, IW + PR).
+          int64_t ph = 0, pw = 0;
+          for (int64_t kh = 0; kh < a.KH; ++kh) {
+            const int64_t ih = ih0 + kh * a.DH;
+            ph += ih >= -a.PT && ih < a.IH + a.PB;
+          }
+          for (int64_t kw = 0; kw < a.KW; ++kw) {
+            const int64_t iw = iw0 + kw * a.DW;
+            pw += iw >= -a.PL && iw < a.IW + a.PR;
+          }
+          div = static_cast<float>(ph * pw);
+        }
+        const V scale = Simd::set1(div > 0.f ? 1.f / div : 0.f);
+        for (int64_t c = c0; c < c1; c += Simd::W) {
+          const int64_t left = c1 - c;
+          const auto m = Simd::mask(left);
+          V acc = a.max ? lowest : Simd::zero();
+          for (int64_t kh = khl; kh < khh; ++kh) {
+            const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
+            for (int64_t kw = kwl; kw < kwh; ++kw) {
+              const float* xp = xr + kw * a.DW * a.C;
+              const V v = left >= Simd::W ? Simd::load(xp) : Simd::load(xp, m);
+              acc = a.max ? Simd::max(v, acc) : Simd::add(acc, v);
+            }
+          }
+          if (!a.max) acc = Simd::mul(acc, scale);
+          if (left >= Simd::W)
+            Simd::store(y + ow * a.C + c, acc);
+          else
+            Simd::store(y + ow * a.C + c, acc, m);
+        }
+      }
+    }
+  });
+}
+
+inline void activate_array(const float* x, float* y, int64_t n, Activation act) {
+  int64_t i = 0;
+  for (; i + Simd::W <= n; i += Simd::W) Simd::store(y + i, activate(Simd::load(x + i), act));
+  if (i < n) {
+    const auto m = Simd::mask(n - i);
+    Simd::store(y + i, activate(Simd::load(x + i, m), act), m);
+  }
+}
+
+}  // namespace weave::fast::WEAVE_ISA_NS

@@ -1,0 +1,41 @@
+#include "core/compiler/layout_nhwc.h"
+#include "core/kernels/fast/fast_ops.h"
+#include "core/kernels/fast/nhwc.h"
+#include "core/kernels/registry.h"
+
+namespace weave::fast {
+namespace {
+
+constexpr int kPriority = 10;
+
+const Value* value_of(const Graph& g, const Node& n, std::size_t i) {
+  return i < n.inputs.size() && n.inputs[i] != kNoValue ? &g.values[n.inputs[i]] : nullptr;
+}
+bool is_param(const Graph& g, const Node& n, std::size_t i) {
+  const Value* v = value_of(g, n, i);
+  return v != nullptr && v->kind == ValueKind::param;
+}
+
+Status layout_pass(Graph& g) {
+  return layout_nhwc(g, &has_nhwc_kernel);
+}
+
+}  // namespace
+
+bool has_nhwc_kernel(const Graph& g, const Node& n) {
+  if (ops() == nullptr) return false;
+  if (n.op == "Conv")
+    return conv_nhwc_supported(n, value_of(g, n, 0), value_of(g, n, 1), is_param(g, n, 1), value_of(g, n, 2),
+                               is_param(g, n, 2));
+  return pool_nhwc_supported(n, value_of(g, n, 0));
+}
+
+void register_fast_kernels(KernelRegistry& r) {
+  if (ops() == nullptr) return;
+  r.add("Conv", make_fast_conv, kPriority, "fast");
+  for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
+    r.add(op, make_fast_pool, kPriority, "fast");
+  r.set_graph_pass(&layout_pass);
+}
+
+}  // namespace weave::fast

@@ -1,0 +1,208 @@
+// Every fast kernel against the reference one on random shapes. The fast kernels read and write
+// NHWC (the layout pass's choice): inputs are transposed to NHWC for them and their outputs
+// back to NCHW before the comparison. Meson runs this once with the CPU's best instruction set
+// and once capped to AVX2 (WEAVE_ISA=avx2), so on AVX-512 machines both tables are checked.
+// On a CPU without a fast path every case is skipped with a message.
+#define BOOST_TEST_MODULE kernel_fast
+#include <algorithm>
+#include <boost/test/unit_test.hpp>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "core/kernels/fast/fast_ops.h"
+#include "tests/kernels/test_util.h"
+
+using namespace weave;
+using namespace weave::test;
+
+namespace {
+
+bool have_fast() {
+  if (fast::ops() != nullptr) return true;
+  BOOST_TEST_MESSAGE("no fast path on this CPU (or WEAVE_ISA=none): nothing to compare");
+  return false;
+}
+
+// [N,C,H,W] <-> [N,H,W,C]
+Tensor to_nhwc(const Tensor& t) {
+  const Dims& d = t.dims();
+  Tensor o(DType::float32, Dims{d[0], d[2], d[3], d[1]});
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t c = 0; c < d[1]; ++c)
+      for (int64_t h = 0; h < d[2]; ++h)
+        for (int64_t w = 0; w < d[3]; ++w)
+          o.as<float>()[((n * d[2] + h) * d[3] + w) * d[1] + c] =
+              t.as<float>()[((n * d[1] + c) * d[2] + h) * d[3] + w];
+  return o;
+}
+Tensor to_nchw(const Tensor& t) {
+  const Dims& d = t.dims();
+  Tensor o(DType::float32, Dims{d[0], d[3], d[1], d[2]});
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t h = 0; h < d[1]; ++h)
+      for (int64_t w = 0; w < d[2]; ++w)
+        for (int64_t c = 0; c < d[3]; ++c)
+          o.as<float>()[((n * d[3] + c) * d[1] + h) * d[2] + w] =
+              t.as<float>()[((n * d[1] + h) * d[2] + w) * d[3] + c];
+  return o;
+}
+
+// |fast - ref| <= tol * (1 + |ref|) everywhere; reports the worst element.
+void check_close(const Tensor& fast, const Tensor& ref, double tol, const std::string& what) {
+  BOOST_TEST_REQUIRE((fast.dims() == ref.dims()), what << ": dims differ");
+  double worst = 0;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < ref.numel(); ++i) {
+    const double r = ref.as<float>()[i], f = fast.as<float>()[i];
+    const double err = std::fabs(f - r) / (1.0 + std::fabs(r));
+    worst = std::max(worst, err);
+    if (!(err <= tol)) ++bad;
+  }
+  BOOST_TEST(bad == 0, what << ": " << bad << " elements off, worst relative error " << worst);
+}
+
+// Runs `c` with the reference kernel (NCHW) and the fast kernel (NHWC, the data inputs listed
+// in `nhwc_inputs` transposed) and compares.
+void compare(const KernelCase& c, const std::vector<std::size_t>& nhwc_inputs, double tol,
+             const std::string& what, int threads = 1) {
+  auto ref = run_kernel(c, "reference", threads);
+  BOOST_TEST_REQUIRE(ref.ok(), what << ": reference: " << (ref.ok() ? "" : ref.message()));
+  KernelCase f;
+  f.op = c.op;
+  f.attrs = c.attrs;
+  f.attrs.set("weave_layout", std::string("NHWC"));
+  f.constant = c.constant;
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    const bool nhwc = std::find(nhwc_inputs.begin(), nhwc_inputs.end(), k) != nhwc_inputs.end();
+    if (c.inputs[k].dtype() == DType::undefined)
+      f.inputs.emplace_back();
+    else
+      f.inputs.push_back(nhwc ? to_nhwc(c.inputs[k]) : copy(c.inputs[k]));
+  }
+  auto fast = run_kernel(f, "fast", threads);
+  BOOST_TEST_REQUIRE(fast.ok(), what << ": fast: " << (fast.ok() ? "" : fast.message()));
+  check_close(to_nchw((*fast)[0]), (*ref)[0], tol, what);
+}
+
+struct Rng {
+  std::mt19937 g{20261122};
+  int64_t pick(std::initializer_list<int64_t> v) { return *(v.begin() + g() % v.size()); }
+  int64_t range(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(g() % static_cast<uint32_t>(hi - lo + 1));
+  }
+};
+
+const char* kActs[] = {"", "Relu", "Clip", "LeakyRelu", "HardSwish", "Sigmoid", "HardSigmoid", "Tanh"};
+
+Attributes conv_attrs(Rng& r, int64_t k, int64_t s, int64_t d, int64_t group, bool epilogue) {
+  Attributes a;
+  const int64_t p = r.range(0, k / 2 + 1);
+  a.set("kernel_shape", std::vector<int64_t>{k, k});
+  a.set("strides", std::vector<int64_t>{s, s});
+  a.set("dilations", std::vector<int64_t>{d, d});
+  a.set("pads", std::vector<int64_t>{p, r.range(0, p), r.range(0, p), p});
+  a.set("group", group);
+  if (epilogue) {
+    const std::string act = kActs[r.g() % 8];
+    if (!act.empty()) a.set("activation", act);
+    if (act == "Clip") a.set("activation_min", -0.5f), a.set("activation_max", 1.5f);
+    if (act == "LeakyRelu" || act == "HardSigmoid") a.set("activation_alpha", 0.3f);
+    if (r.g() % 3 == 0) a.set("activation_post_mul", 0.75f), a.set("activation_post_add", -0.25f);
+  }
+  return a;
+}
+
+// One random convolution of the given kind; returns false when the geometry is empty.
+void conv_case(Rng& r, int kind, int i) {
+  // kind 0: GEMM (any window), 1: 3x3 stride 1 (Winograd-sized channels), 2: depthwise, 3: grouped
+  int64_t c = r.pick({1, 3, 8, 16, 17, 24, 32, 48, 64});
+  int64_t m = r.pick({1, 5, 8, 16, 24, 33, 48, 64});
+  int64_t k = r.pick({1, 3, 5, 7}), s = r.pick({1, 2}), d = r.pick({1, 1, 2}), group = 1;
+  if (kind == 1) c = r.pick({16, 24, 40, 64}), m = r.pick({16, 24, 40, 72}), k = 3, s = 1, d = 1;
+  if (kind == 2) c = r.pick({8, 13, 16, 32, 40, 96}), m = c, group = c, k = r.pick({3, 5}), d = 1;
+  if (kind == 3) group = r.pick({2, 4}), c = group * r.pick({2, 8}), m = group * r.pick({3, 8});
+  const int64_t eff = (k - 1) * d + 1;
+  const int64_t n = r.pick({1, 1, 2}), h = r.range(eff + 1, 23 + eff), w = r.range(eff + 1, 29 + eff);
+  const bool epilogue = r.g() % 2 == 0, bias = r.g() % 4 != 0;
+  KernelCase kc;
+  kc.op = "Conv";
+  kc.attrs = conv_attrs(r, k, s, d, group, epilogue);
+  const uint32_t seed = static_cast<uint32_t>(1000 * kind + i);
+  kc.inputs.push_back(random_f32(Dims{n, c, h, w}, seed));
+  kc.inputs.push_back(random_f32(Dims{m, c / group, k, k}, seed + 1));
+  kc.inputs.push_back(bias ? random_f32(Dims{m}, seed + 2) : Tensor());
+  kc.constant = {false, true, true, false};
+  // The output dims decide the residual's: run the reference once without it.
+  auto probe = run_kernel(kc, "reference");
+  BOOST_TEST_REQUIRE(probe.ok(), (probe.ok() ? "" : probe.message()));
+  std::vector<std::size_t> nhwc = {0};
+  if (epilogue && r.g() % 2 == 0) {
+    kc.inputs.push_back(random_f32((*probe)[0].dims(), seed + 3));
+    nhwc.push_back(3);
+  }
+  const std::string what =
+      "conv kind " + std::to_string(kind) + " case " + std::to_string(i) + ": x " +
+      shape_str(kc.inputs[0].dims().span()) + " w " + shape_str(kc.inputs[1].dims().span()) + " s" +
+      std::to_string(s) + " d" + std::to_string(d) + " g" + std::to_string(group) +
+      (nhwc.size() > 1 ? " +residual" : "") + " act '" + kc.attrs.get_string("activation") + "'";
+  // Sums of up to ~2400 float products in another order: a few 1e-5 relative apart; a wrong
+  // tap or channel is off by O(1).
+  // Winograd's transforms add a few 1e-4 relative (F(4x4, 3x3) in float32).
+  compare(kc, nhwc, kind == 1 ? 5e-4 : 3e-5, what, 1 + i % 2);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(conv_gemm_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 60; ++i) conv_case(r, 0, i);
+}
+
+BOOST_AUTO_TEST_CASE(conv_winograd_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 30; ++i) conv_case(r, 1, i);
+}
+
+BOOST_AUTO_TEST_CASE(conv_depthwise_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 40; ++i) conv_case(r, 2, i);
+}
+
+BOOST_AUTO_TEST_CASE(conv_grouped_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 20; ++i) conv_case(r, 3, i);
+}
+
+BOOST_AUTO_TEST_CASE(pools_match_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 60; ++i) {
+    KernelCase kc;
+    const int kind = i % 4;
+    kc.op = kind == 0   ? "MaxPool"
+            : kind == 1 ? "AveragePool"
+            : kind == 2 ? "GlobalAveragePool"
+                        : "GlobalMaxPool";
+    const int64_t c = r.pick({1, 3, 8, 13, 16, 40, 64}), k = r.pick({2, 3, 5});
+    const bool dilate = kind == 0 && r.g() % 3 == 0;
+    const int64_t eff = dilate ? 2 * k - 1 : k;
+    const int64_t h = r.range(eff, 19), w = r.range(eff, 21), s = r.pick({1, 2, 3});
+    if (kind < 2) {
+      const int64_t p = r.range(0, k / 2);
+      kc.attrs.set("kernel_shape", std::vector<int64_t>{k, k});
+      kc.attrs.set("strides", std::vector<int64_t>{s, s});
+      kc.attrs.set("pads", std::vector<int64_t>{p, 0, r.range(0, p), p});
+      kc.attrs.set("ceil_mode", static_cast<int64_t>(r.g() % 2));
+      if (kind == 1) kc.attrs.set("count_include_pad", static_cast<int64_t>(r.g() % 2));
+      if (dilate) kc.attrs.set("dilations", std::vector<int64_t>{2, 2});
+    }
+    kc.inputs.push_back(random_f32(Dims{r.pick({1, 2}), c, h, w}, 7000 + i));
+    compare(kc, {0}, 1e-6,
+            kc.op + " case " + std::to_string(i) + " x " + shape_str(kc.inputs[0].dims().span()), 1 + i % 2);
+  }
+}
