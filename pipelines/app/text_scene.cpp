@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 namespace weave::demo {
 
@@ -225,6 +226,23 @@ Score score(const std::vector<std::vector<Truth>>& truth, const std::vector<std:
     }
   }
   return s;
+}
+
+std::string ocr_cascade(const std::string& path, const std::string& prefix, const std::string& models,
+                        const std::string& cache, const std::string& json) {
+  std::ifstream in(path);
+  std::string line, desc;
+  while (std::getline(in, line))
+    if (!line.empty() && line[0] != '#') desc += line + " ";
+  auto replace = [&](const std::string& key, const std::string& value) {
+    for (std::size_t at = desc.find(key); at != std::string::npos; at = desc.find(key, at + value.size()))
+      desc.replace(at, key.size(), value);
+  };
+  replace("@P@", prefix);
+  replace("@MODELS@", models);
+  replace("@CACHE@", cache);
+  replace("@JSON@", json.empty() ? std::string() : "json=" + json);
+  return desc;
 }
 
 }  // namespace weave::demo

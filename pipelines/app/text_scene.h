@@ -58,6 +58,13 @@ using FrameSink = std::function<void(int frame, std::uint64_t pts, const std::ui
 // "{"pts":..,"texts":[{"text":..,"box":[x,y,w,h]}]}" for one frame (strings not shown left out).
 [[nodiscard]] std::string truth_json_line(std::uint64_t pts, const std::vector<Truth>& truth);
 
+// The cascade of pipelines/ocr_cascade.txt (`path`) as one gst-launch description, its
+// placeholders filled in (element names prefixed with `prefix`; `json` empty for none). "" when
+// the file cannot be read.
+[[nodiscard]] std::string ocr_cascade(const std::string& path, const std::string& prefix,
+                                      const std::string& models, const std::string& cache,
+                                      const std::string& json);
+
 // What the cascade read on a frame: a text and the bounding box of its corners.
 using Read = Truth;
 

@@ -52,19 +52,8 @@ BOOST_GLOBAL_FIXTURE(GstInit);
 
 // The cascade of pipelines/ocr_cascade.txt with its placeholders filled in.
 std::string cascade(const std::string& prefix, const std::string& json) {
-  std::ifstream in(env("WEAVE_SOURCE_ROOT") + "/pipelines/ocr_cascade.txt");
-  std::string line, desc;
-  while (std::getline(in, line))
-    if (!line.empty() && line[0] != '#') desc += line + " ";
-  auto replace = [&](const std::string& key, const std::string& value) {
-    for (std::size_t at = desc.find(key); at != std::string::npos; at = desc.find(key, at + value.size()))
-      desc.replace(at, key.size(), value);
-  };
-  replace("@P@", prefix);
-  replace("@MODELS@", models_dir());
-  replace("@CACHE@", env("WEAVE_BUILD_ROOT") + "/tests/ocr/cache");
-  replace("@JSON@", "json=" + json);
-  return desc;
+  return weave::demo::ocr_cascade(env("WEAVE_SOURCE_ROOT") + "/pipelines/ocr_cascade.txt", prefix,
+                                  models_dir(), env("WEAVE_BUILD_ROOT") + "/tests/ocr/cache", json);
 }
 
 // The other scene: the same strings moving the other way on other rows.
