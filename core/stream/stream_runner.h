@@ -8,7 +8,9 @@
 //    (downstream); drops are counted.
 //  - Gathering: sets complete by key (a timestamp, else a per-input sequence number), with the
 //    policy of TimestampGather (keys only move forward, bounded pending sets); buffers left
-//    without partners are dropped and counted.
+//    without partners are dropped and counted. With one input every buffer is a set of its own,
+//    in order, whatever its timestamp (several buffers may share one, e.g. batches of crops of
+//    one frame).
 //  - Flushing: flush() wakes every waiting producer and the consumer; pushes are refused until
 //    start(). stop(code) is the consumer's failure: producers get the code back until start().
 //  - End of stream: once an input had EOS its later buffers are refused; the consumer sees one
@@ -233,6 +235,13 @@ class StreamRunner {
       }
       switch (item.kind) {
         case ItemKind::buffer: {
+          if (inputs_ == 1) {
+            Step step;
+            step.kind = StepKind::set;
+            step.key = item.pts.value_or(seq_[0]++);
+            step.buffers.push_back(std::move(*item.buffer));
+            return step;
+          }
           auto& seq = seq_[static_cast<std::size_t>(item.input)];
           const uint64_t key = item.pts ? *item.pts : seq++;
           std::vector<Buffer> dropped;

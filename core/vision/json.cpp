@@ -87,6 +87,18 @@ std::string to_json_line(std::optional<std::uint64_t> pts_ns, const DecodeResult
 }
 
 std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<const Region> regions) {
+  // Classifications of a region, when it has any.
+  auto classes = [](const Region& r) {
+    if (r.classes.empty()) return std::string();
+    std::string out = ",\"classes\":[";
+    for (std::size_t i = 0; i < r.classes.size(); ++i) {
+      const ClassResult& c = r.classes[i];
+      out += std::string(i ? "," : "") + "{\"name\":" + json_string(c.name) +
+             ",\"class_id\":" + std::to_string(c.class_id) + ",\"label\":" + json_string(c.label) +
+             ",\"score\":" + number(c.score) + "}";
+    }
+    return out + "]";
+  };
   std::string texts, objects;
   for (const Region& r : regions) {
     if (r.type == "text") {
@@ -97,22 +109,12 @@ std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<con
         item += "\"score\":" + number(r.score) + ",";
       item += "\"box\":" + corners(r);
       if (r.angle && *r.angle != 0) item += ",\"angle\":" + std::to_string(*r.angle);
-      texts += (texts.empty() ? "" : ",") + item + "}";
+      texts += (texts.empty() ? "" : ",") + item + classes(r) + "}";
       continue;
     }
     std::string item = "{\"label\":" + json_string(r.label.empty() ? r.type : r.label) +
                        ",\"class_id\":" + std::to_string(r.class_id) + ",\"score\":" + number(r.score) +
-                       ",\"box\":" + corners(r);
-    if (!r.classes.empty()) {
-      item += ",\"classes\":[";
-      for (std::size_t i = 0; i < r.classes.size(); ++i) {
-        const ClassResult& c = r.classes[i];
-        item += std::string(i ? "," : "") + "{\"name\":" + json_string(c.name) +
-                ",\"class_id\":" + std::to_string(c.class_id) + ",\"label\":" + json_string(c.label) +
-                ",\"score\":" + number(c.score) + "}";
-      }
-      item += ']';
-    }
+                       ",\"box\":" + corners(r) + classes(r);
     if (r.text) item += ",\"text\":" + json_string(r.text->text) + ",\"text_score\":" + number(r.text->score);
     objects += (objects.empty() ? "" : ",") + item + "}";
   }

@@ -1,7 +1,9 @@
 // weaveinfer element tests (GstCheck + GstHarness). Models come from
 // scripts/make_test_models.py (WEAVE_GST_MODELS); resnet18 from the model export (WEAVE_MODELS_DIR).
 // Before gstcheck.h, whose macros (fail, ...) clash with the C++ streams these headers use.
+// clang-format off
 #include "caps/tensor_origin.h"
+// clang-format on
 
 #include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
@@ -13,7 +15,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
 
 static std::string model_path(const char* name) {
   const char* d = g_getenv("WEAVE_GST_MODELS");
@@ -634,6 +635,30 @@ GST_START_TEST(test_caps_change_while_buffers_wait) {
 }
 GST_END_TEST;
 
+// Several buffers with one timestamp (batches of crops of one frame) each run: a model of one
+// input has nothing to gather.
+GST_START_TEST(test_buffers_sharing_a_timestamp_all_run) {
+  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
+  gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
+  gst_harness_play(h);
+  for (int k = 1; k <= 3; ++k)
+    fail_unless_equals_int(gst_harness_push(h, float_buffer({0, 0, 0, static_cast<float>(k)}, GST_SECOND)),
+                           GST_FLOW_OK);
+  for (int k = 1; k <= 3; ++k) {
+    GstBuffer* out = gst_harness_pull(h);
+    fail_unless(out != nullptr);
+    fail_unless(floats_of(out) == (std::vector<float>{3.0f * k, 4.0f * k, 5.0f * k}));
+    gst_buffer_unref(out);
+  }
+  guint64 dropped = 1;
+  g_object_get(e, "frames-dropped", &dropped, nullptr);
+  fail_unless_equals_uint64(dropped, 0);
+  gst_harness_teardown(h);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
 // A frame without data upstream (a GAP event, e.g. no region to crop) goes out on every src pad
 // in its place; stream metas of the input (untagged, like the tensor origin) go onto the outputs.
 GST_START_TEST(test_gap_and_origin_meta_pass_through) {
@@ -703,6 +728,7 @@ static Suite* weaveinfer_suite(void) {
   tcase_add_test(tc, test_pipeline_resnet18);
   tcase_add_test(tc, test_caps_change_while_buffers_wait);
   tcase_add_test(tc, test_gap_and_origin_meta_pass_through);
+  tcase_add_test(tc, test_buffers_sharing_a_timestamp_all_run);
   return s;
 }
 

@@ -79,6 +79,15 @@ BOOST_AUTO_TEST_CASE(single_input_sets_come_out_in_order_with_events_in_their_pl
   BOOST_TEST(r.queued() == 0);
 }
 
+BOOST_AUTO_TEST_CASE(one_input_runs_every_buffer_even_with_repeated_or_older_timestamps) {
+  Runner r(opts(1));
+  r.start();
+  for (int v : {1, 2, 3}) BOOST_TEST((r.push(0, 80, Tracked(v)) == Push::queued));  // one frame's batches
+  BOOST_TEST((r.push(0, 40, Tracked(4)) == Push::queued));                          // out of order
+  for (int v : {1, 2, 3, 4}) BOOST_TEST(values(r.next()) == std::vector<int>{v});
+  BOOST_TEST(r.dropped() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(two_inputs_gather_by_timestamp_and_drop_the_partnerless) {
   Runner r(opts(2));
   r.start();
