@@ -5,7 +5,13 @@
 //
 //  - Backpressure: at most `capacity` buffers wait (events do not count). When full, a push
 //    blocks (Leaky::none), drops the incoming buffer (upstream) or the oldest queued buffer
-//    (downstream); drops are counted.
+//    (downstream); drops are counted. With several inputs and Leaky::none, an input also waits
+//    while `capacity` of its buffers are queued or held by the gather for a partner, so one
+//    input running ahead of the others blocks instead of pushing the gather past its bound
+//    (which would discard sets that were about to complete). That wait stops once any input
+//    has ended (the others' unmatched buffers can no longer complete) and while every input is
+//    at its bound (timestamps that do not meet: the gather then discards its oldest sets, which
+//    is the only way on).
 //  - Gathering: sets complete by key (a timestamp, else a per-input sequence number), with the
 //    policy of TimestampGather (keys only move forward, bounded pending sets); buffers left
 //    without partners are dropped and counted. With one input every buffer is a set of its own,
@@ -69,8 +75,12 @@ class StreamRunner {
         leaky_(options.leaky),
         max_pending_(options.max_pending),
         eos_(static_cast<std::size_t>(inputs_), false),
+        held_(static_cast<std::size_t>(inputs_), 0),
+        gathered_(static_cast<std::size_t>(inputs_), 0),
         seq_(static_cast<std::size_t>(inputs_), 0),
-        gather_(inputs_, max_pending_) {}
+        gather_(inputs_, gather_bound()) {
+    gather_max_ = gather_bound();
+  }
 
   StreamRunner(const StreamRunner&) = delete;
   StreamRunner& operator=(const StreamRunner&) = delete;
@@ -84,14 +94,18 @@ class StreamRunner {
     std::lock_guard lock(mutex_);
     inputs_ = std::max(1, inputs);
     eos_.assign(static_cast<std::size_t>(inputs_), false);
+    held_.assign(static_cast<std::size_t>(inputs_), 0);
+    gathered_.assign(static_cast<std::size_t>(inputs_), 0);
     seq_.assign(static_cast<std::size_t>(inputs_), 0);
-    gather_ = TimestampGather<Buffer>(inputs_, max_pending_);
+    gather_max_ = gather_bound();
+    gather_ = TimestampGather<Buffer>(inputs_, gather_max_);
   }
 
   // ---- Settings (any thread; a larger queue or a leaky mode wakes blocked producers).
   void set_capacity(int capacity) {
     std::lock_guard lock(mutex_);
     capacity_ = std::max(1, capacity);
+    gather_max_ = gather_bound();  // the consumer applies it at its next step
     removed_.notify_all();
   }
   [[nodiscard]] int capacity() const {
@@ -127,7 +141,12 @@ class StreamRunner {
   Push push(int input, std::optional<uint64_t> pts, Buffer buffer) {
     std::unique_lock lock(mutex_);
     if (auto r = refusal(input)) return *r;
-    while (queued_buffers_ >= capacity_) {
+    while (queued_buffers_ >= capacity_ || ahead(input)) {
+      if (queued_buffers_ < capacity_) {  // only this input is ahead: wait for its partners
+        removed_.wait(lock);
+        if (auto r = refusal(input); r && *r != Push::eos) return *r;
+        continue;
+      }
       if (leaky_ == Leaky::upstream) {
         ++dropped_;
         return Push::dropped;  // `buffer` is destroyed on return
@@ -146,6 +165,7 @@ class StreamRunner {
     item.buffer.emplace(std::move(buffer));
     queue_.push_back(std::move(item));
     ++queued_buffers_;
+    ++held_[static_cast<std::size_t>(input)];
     added_.notify_one();
     return Push::queued;
   }
@@ -167,6 +187,7 @@ class StreamRunner {
     std::lock_guard lock(mutex_);
     if (input < 0 || input >= inputs_) return false;
     eos_[static_cast<std::size_t>(input)] = true;
+    removed_.notify_all();  // inputs waiting for this one's buffers go on
     if (flushing_) return false;
     Item item;
     item.kind = ItemKind::eos;
@@ -208,6 +229,8 @@ class StreamRunner {
       old.swap(queue_);
       queued_buffers_ = 0;
       std::fill(eos_.begin(), eos_.end(), false);
+      std::fill(held_.begin(), held_.end(), 0);
+      std::fill(gathered_.begin(), gathered_.end(), 0);
       removed_.notify_all();
     }
     gather_.reset(gathered);
@@ -230,12 +253,17 @@ class StreamRunner {
         queue_.pop_front();
         if (item.kind == ItemKind::buffer) {
           --queued_buffers_;
-          removed_.notify_one();
+          // Handed to the gather: counted there until note_gathered() has the exact figure.
+          --held_[static_cast<std::size_t>(item.input)];
+          ++gathered_[static_cast<std::size_t>(item.input)];
+          removed_.notify_all();
         }
+        gather_.set_max_pending(gather_max_);
       }
       switch (item.kind) {
         case ItemKind::buffer: {
           if (inputs_ == 1) {
+            note_gathered();
             Step step;
             step.kind = StepKind::set;
             step.key = item.pts.value_or(seq_[0]++);
@@ -247,6 +275,7 @@ class StreamRunner {
           std::vector<Buffer> dropped;
           auto set = gather_.push(item.input, key, std::move(*item.buffer), dropped);
           dropped_ += dropped.size();
+          note_gathered();
           if (!set) continue;
           Step step;
           step.kind = StepKind::set;
@@ -267,6 +296,7 @@ class StreamRunner {
             std::vector<Buffer> left;
             gather_.reset(left);
             dropped_ += left.size();
+            note_gathered();
           }
           eos_done_ = true;
           return Step{StepKind::eos, 0, {}, std::nullopt};
@@ -292,6 +322,33 @@ class StreamRunner {
     std::optional<Event> event;
   };
 
+  // The gather holds at most one incomplete set per held buffer: with every input within
+  // `capacity`, inputs x capacity sets never need discarding.
+  [[nodiscard]] std::size_t gather_bound() const {
+    return std::max(max_pending_,
+                    static_cast<std::size_t>(inputs_) * static_cast<std::size_t>(capacity_) + 1);
+  }
+  // Input `input` has `capacity` buffers queued or waiting for partners (Leaky::none, several
+  // inputs, none ended).
+  [[nodiscard]] bool ahead(int input) const {
+    if (inputs_ == 1 || leaky_ != Leaky::none) return false;
+    if (std::find(eos_.begin(), eos_.end(), true) != eos_.end()) return false;
+    auto full = [&](int i) {
+      const auto k = static_cast<std::size_t>(i);
+      return held_[k] + gathered_[k] >= capacity_;
+    };
+    if (!full(input)) return false;
+    for (int j = 0; j < inputs_; ++j)
+      if (j != input && !full(j)) return true;  // a partner may still come
+    return false;                               // every input is stuck: nothing would meet
+  }
+  // Consumer: publishes how many buffers of each input the gather holds.
+  void note_gathered() {
+    std::lock_guard lock(mutex_);
+    for (int i = 0; i < inputs_; ++i) gathered_[static_cast<std::size_t>(i)] = gather_.held(i);
+    removed_.notify_all();
+  }
+
   std::optional<Push> refusal(int input) const {
     if (flushing_) return Push::flushing;
     if (input < 0 || input >= inputs_ || eos_[static_cast<std::size_t>(input)]) return Push::eos;
@@ -302,6 +359,7 @@ class StreamRunner {
   void drop_oldest_locked() {
     for (auto it = queue_.begin(); it != queue_.end(); ++it) {
       if (it->kind != ItemKind::buffer) continue;
+      --held_[static_cast<std::size_t>(it->input)];
       queue_.erase(it);
       --queued_buffers_;
       ++dropped_;
@@ -322,6 +380,9 @@ class StreamRunner {
   bool flushing_ = true;
   int code_ = 0;
   std::vector<bool> eos_;
+  std::vector<int> held_;      // per input: buffers in the queue
+  std::vector<int> gathered_;  // per input: buffers the gather holds (published by the consumer)
+  std::size_t gather_max_ = 0;
   // Consumer only.
   std::vector<uint64_t> seq_;
   TimestampGather<Buffer> gather_;

@@ -4,6 +4,7 @@
 #define BOOST_TEST_MODULE stream_runner
 #include <atomic>
 #include <boost/test/unit_test.hpp>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -18,7 +19,7 @@ namespace {
 
 // A buffer that counts how many of its kind are alive, so drops can be seen to destroy them.
 struct Tracked {
-  static inline int alive = 0;
+  static inline std::atomic<int> alive{0};  // producers construct, the consumer destroys
   int value = 0;
   explicit Tracked(int v) : value(v) { ++alive; }
   Tracked(Tracked&& o) noexcept : value(o.value) { ++alive; }
@@ -225,14 +226,12 @@ BOOST_AUTO_TEST_CASE(producers_on_threads_feed_one_consumer_without_loss) {
   constexpr int kFrames = 200;
   Runner r(opts(2, 3));
   r.start();
-  // Two inputs fed from one source (like a tee) run roughly in step: neither gets more than a
-  // few frames ahead of the other, far less than the 16 incomplete sets the gather holds.
-  std::atomic<int> pushed[2] = {0, 0};
+  // Free-running producers: one may run far ahead of the other; it must block (its buffers
+  // wait for partners within the queue's capacity) rather than push the gather past its bound.
   auto produce = [&](int input) {
     for (int f = 0; f < kFrames; ++f) {
-      while (f > pushed[1 - input].load() + 4) std::this_thread::yield();
+      if (input == 0 && f % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
       BOOST_CHECK((r.push(input, uint64_t(f) * 40, Tracked(f)) == Push::queued));
-      pushed[input] = f + 1;
     }
     BOOST_CHECK(r.push_eos(input));
   };
@@ -261,4 +260,62 @@ BOOST_AUTO_TEST_CASE(set_inputs_changes_the_gather) {
   BOOST_TEST((r.push(0, 0, Tracked(1)) == Push::queued));
   BOOST_TEST((r.push(1, 0, Tracked(2)) == Push::queued));
   BOOST_TEST(values(r.next()) == (std::vector<int>{1, 2, 3}));
+}
+
+BOOST_AUTO_TEST_CASE(an_input_ahead_waits_for_its_partners_and_an_ended_one_releases_it) {
+  Runner r(opts(2, 3));
+  r.start();
+  int sets = 0;
+  std::thread consumer([&] {
+    for (;;) {
+      auto s = r.next();
+      if (s.kind == Runner::StepKind::eos) break;
+      ++sets;
+    }
+  });
+  // Input 0 pushes 10 buffers while input 1 has pushed none: after 3 it must wait.
+  std::atomic<int> pushed{0};
+  std::thread a([&] {
+    for (int f = 0; f < 10; ++f) {
+      BOOST_CHECK((r.push(0, uint64_t(f), Tracked(f)) == Push::queued));
+      ++pushed;
+    }
+    BOOST_CHECK(r.push_eos(0));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  BOOST_TEST(pushed.load() == 3);  // blocked: three of its buffers wait for partners
+  // Input 1 delivers frame 0 and ends: frame 0 completes, and input 0 goes on (its other
+  // buffers can no longer be matched: dropped and counted).
+  BOOST_TEST((r.push(1, 0, Tracked(0)) == Push::queued));
+  BOOST_TEST(r.push_eos(1));
+  a.join();
+  consumer.join();
+  BOOST_TEST(pushed.load() == 10);
+  BOOST_TEST(sets == 1);
+  BOOST_TEST(r.dropped() == 9u);
+  BOOST_TEST(Tracked::alive == 0);
+}
+
+BOOST_AUTO_TEST_CASE(timestamps_that_never_meet_drop_but_never_stall) {
+  Runner r(opts(2, 3));
+  r.start();
+  int sets = 0;
+  std::thread consumer([&] {
+    for (;;) {
+      auto s = r.next();
+      if (s.kind == Runner::StepKind::eos) break;
+      ++sets;
+    }
+  });
+  auto produce = [&](int input, uint64_t base) {
+    for (int f = 0; f < 50; ++f) BOOST_CHECK((r.push(input, base + uint64_t(f), Tracked(f)) == Push::queued));
+    BOOST_CHECK(r.push_eos(input));
+  };
+  std::thread a(produce, 0, 0), b(produce, 1, 1000);
+  a.join();
+  b.join();
+  consumer.join();
+  BOOST_TEST(sets == 0);
+  BOOST_TEST(r.dropped() == 100u);
+  BOOST_TEST(Tracked::alive == 0);
 }
