@@ -32,6 +32,7 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
   // Create every kernel, collecting all failures so one pass reports every bad node.
   std::string errors;
   f->kernels_.resize(g.nodes.size());
+  f->impls_.resize(g.nodes.size());
   for (std::size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
     std::vector<const Value*> ins(node.inputs.size(), nullptr);
@@ -45,7 +46,7 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
                                     Dims(g.values[v].shape)};
     }
     KernelSetup setup{node, g.node_label(static_cast<int32_t>(n)), ins, consts, opset};
-    auto k = reg.create(setup);
+    auto k = reg.create(setup, &f->impls_[n]);
     if (!k) {
       errors += (errors.empty() ? "" : "\n") + k.message();
       continue;
