@@ -108,8 +108,9 @@ Expected<CapsTensor> parse_fixed_caps(const GstCaps* caps) {
       return make_error("caps shape ", value_text(shape), " is not fixed (dim ", i, ")");
     int d = g_value_get_int(v);
     if (d < 1) return make_error("caps shape ", value_text(shape), " has a dim below 1 (dim ", i, ")");
-    bytes *= d;  // d < 2^31 and bytes <= 2^36 before this: no overflow
-    if (bytes > kMaxCapsBytes) return make_error("caps shape ", value_text(shape), " is too large");
+    // bytes <= 2^36 and d < 2^31 before this: the product can pass 2^63, so check it.
+    if (__builtin_mul_overflow(bytes, static_cast<int64_t>(d), &bytes) || bytes > kMaxCapsBytes)
+      return make_error("caps shape ", value_text(shape), " is too large");
     out.dims.push_back(d);
   }
   return out;

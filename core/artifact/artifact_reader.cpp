@@ -556,7 +556,11 @@ Expected<Graph> read_artifact(const std::string& path, const ReadOptions& opt) {
 Expected<ArtifactInfo> inspect_artifact(const std::string& path) {
   auto file = MappedFile::open(path);
   if (!file) return file.error();
-  auto parsed = parse_tables((*file)->bytes(), path, false);
+  return inspect_artifact_bytes((*file)->bytes(), path);
+}
+
+Expected<ArtifactInfo> inspect_artifact_bytes(std::span<const std::byte> bytes, const std::string& label) {
+  auto parsed = parse_tables(bytes, label, false);
   if (!parsed) return parsed.error();
   ArtifactInfo info;
   info.version = parsed->layout.version;

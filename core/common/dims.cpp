@@ -13,6 +13,13 @@ int64_t shape_numel(std::span<const int64_t> shape) {
   return n;
 }
 
+int64_t checked_bytes(std::span<const int64_t> dims, std::size_t elem_size) {
+  int64_t n = static_cast<int64_t>(elem_size);
+  for (int64_t d : dims)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+  return n;
+}
+
 bool shape_is_static(std::span<const int64_t> shape) {
   for (int64_t d : shape)
     if (d < 0) return false;

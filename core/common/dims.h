@@ -57,6 +57,14 @@ class Dims {
   int rank_ = 0;
 };
 
+// The largest tensor a shape plan admits (model inputs, max-shape bounds and every value a kernel
+// infers), in bytes. Keeps hostile dims from overflowing size arithmetic or asking for absurd
+// arenas: a plan beyond it is an error naming the tensor, not an allocation attempt.
+inline constexpr int64_t kMaxPlannedBytes = int64_t{1} << 40;
+
+// numel * elem_size when every dim is >= 0 and the product fits in int64; -1 otherwise.
+[[nodiscard]] int64_t checked_bytes(std::span<const int64_t> dims, std::size_t elem_size);
+
 // Product of dims; -1 if any dim is dynamic.
 [[nodiscard]] int64_t shape_numel(std::span<const int64_t> shape);
 [[nodiscard]] bool shape_is_static(std::span<const int64_t> shape);

@@ -41,8 +41,8 @@ const std::set<std::string>& broadcast_ops() {
   return s;
 }
 bool layout_sensitive(const std::string& op) {
-  return op == "Conv" || op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
-         op == "GlobalMaxPool";
+  return op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool" ||
+         op == "GlobalAveragePool" || op == "GlobalMaxPool";
 }
 
 Shape to_nhwc(const Shape& s) {
@@ -181,7 +181,7 @@ class LayoutPass {
       return true;
     }
     const bool unary = unary_ops().count(n.op) > 0, bcast = broadcast_ops().count(n.op) > 0;
-    const bool concat = n.op == "Concat", resize = n.op == "Resize";
+    const bool concat = n.op == "Concat", resize = n.op == "Resize" || n.op == "Upsample";
     if (!unary && !bcast && !concat && !resize) return false;
     if (n.outputs.size() != 1) return false;
     // Data inputs: all for broadcasting ops and Concat; the first for unary ops and Resize.
@@ -204,7 +204,12 @@ class LayoutPass {
             (!is_param(g_, n.inputs[k]) || shape_numel(g_.values[n.inputs[k]].shape) != 1))
           return false;
     }
-    if (resize && !resize_params_nhwc(n)) return false;
+    // Resize runs NHWC only where the channels-last kernel takes it (linear resizes of the
+    // middle axes are beyond the reference kernel); its permuted params are checked by the query.
+    if (resize) {
+      if (!resize_params_nhwc(n) || !query_(g_, n)) return false;
+      n.attrs.set("weave_layout", std::string("NHWC"));
+    }
     if (concat) {
       int64_t axis = n.attrs.get_int("axis", 1);
       if (axis < 0) axis += 4;

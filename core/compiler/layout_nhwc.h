@@ -3,13 +3,14 @@
 //
 // A value keeps its id and its NCHW meaning; its NHWC twin is a new value whose static shape is
 // the permuted one ([N, H, W, C]). Rules, walking the nodes in order:
-//   - A layout-sensitive op (Conv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool) for
-//     which `has_nhwc_kernel` says a channels-last kernel exists reads and writes NHWC and gets
-//     the attribute weave_layout = "NHWC".
+//   - A layout-sensitive op (Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool,
+//     GlobalMaxPool) for which `has_nhwc_kernel` says a channels-last kernel exists reads and
+//     writes NHWC and gets the attribute weave_layout = "NHWC".
 //   - Layout-agnostic ops follow their inputs: elementwise ops (unary, broadcasting binary,
-//     Clip, Where, ...), Concat (axis remapped) and Resize with constant scales or sizes
-//     (scales, sizes and roi permuted) run on NHWC data when one of their 4-D inputs already is
-//     NHWC; constant operands are permuted once here (a [C,1,1] bias becomes [1,1,C]).
+//     Clip, Where, ...) and Concat (axis remapped) run on NHWC data when one of their 4-D inputs
+//     already is NHWC; constant operands are permuted once here (a [C,1,1] bias becomes [1,1,C]).
+//     So does Resize with constant scales or sizes (scales, sizes and roi permuted) when
+//     `has_nhwc_kernel` takes the permuted node (it is marked weave_layout = "NHWC" too).
 //   - Transpose of an NHWC value composes its perm with the layout's (no extra copy); Shape of
 //     one becomes Shape + Gather of the NCHW order, which the plan folds.
 //   - Anything else reads NCHW: a Transpose back (perm [0,3,1,2]) is inserted once per value,

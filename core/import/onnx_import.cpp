@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "core/import/canonicalize.h"
+#include "core/import/guarded_inference.h"
 #include "core/import/onnx_tensor.h"
 #include "core/kernels/registry.h"
 #include "onnx/onnx_pb.h"
@@ -319,7 +320,7 @@ class Importer {
   void infer_shapes() {
     try {
       onnx::ShapeInferenceOptions o(/*check_type=*/false, /*strict=*/0, /*data_prop=*/true);
-      onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), o);
+      onnx::shape_inference::InferShapes(model_, &onnx_import::GuardedSchemaRegistry::instance(), o);
     } catch (const std::exception&) {
       // Keep whatever was inferred before the failure.
     }

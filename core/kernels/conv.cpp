@@ -389,6 +389,7 @@ class ConvTransposeKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_conv_transpose(const KernelSetup& s) {
+  WEAVE_TRY(ref::require_nchw(s));
   WEAVE_TRY(ref::require_inputs(s, 2, 3));
   WEAVE_TRY(ref::require_float(s, {0, 1, 2}));
   auto a = parse_window_attrs(s.node.attrs, s.label);

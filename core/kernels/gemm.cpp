@@ -1,57 +1,12 @@
 // Reference MatMul (numpy semantics: 1-D operands, broadcast batch dims) and Gemm (alpha, beta,
 // transA, transB, unidirectionally broadcast C), both on the shared sgemm of gemm_ref.h.
 #include "core/kernels/gemm_ref.h"
+#include "core/kernels/matmul_plan.h"
 #include "core/kernels/ref_util.h"
 #include "core/kernels/registry.h"
 
 namespace weave {
 namespace {
-
-// Batch layout of a MatMul for concrete input dims.
-struct MatMulPlan {
-  int64_t M = 1, N = 1, K = 1;
-  Dims batch;                 // broadcast batch dims of the output
-  Dims a_bstride, b_bstride;  // per batch dim: element stride in A/B (0 when broadcast)
-  Dims out;                   // output dims
-};
-
-Expected<MatMulPlan> plan_matmul(const Dims& a, const Dims& b, const std::string& label) {
-  MatMulPlan p;
-  if (a.rank() < 1 || b.rank() < 1)
-    return make_error(label, ": MatMul operands ", ref::dims_str(a), " and ", ref::dims_str(b),
-                      " must have rank >= 1");
-  const bool a1 = a.rank() == 1, b1 = b.rank() == 1;
-  p.M = a1 ? 1 : a[a.rank() - 2];
-  p.K = a[a.rank() - 1];
-  const int64_t kb = b1 ? b[0] : b[b.rank() - 2];
-  p.N = b1 ? 1 : b[b.rank() - 1];
-  if (p.K != kb)
-    return make_error(label, ": MatMul inner dims differ: ", ref::dims_str(a), " x ", ref::dims_str(b));
-  const int ra = a1 ? 0 : a.rank() - 2, rb = b1 ? 0 : b.rank() - 2;
-  const int rbatch = std::max(ra, rb);
-  // Element strides of A's and B's batch dims (the matrix itself is M*K / K*N elements).
-  int64_t sa = p.M * p.K, sb = p.K * p.N;
-  p.batch.resize(rbatch);
-  p.a_bstride.resize(rbatch);
-  p.b_bstride.resize(rbatch);
-  for (int i = rbatch - 1; i >= 0; --i) {
-    const int ia = i - (rbatch - ra), ib = i - (rbatch - rb);
-    const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
-    if (da != db && da != 1 && db != 1)
-      return make_error(label, ": MatMul batch dims do not broadcast: ", ref::dims_str(a), " x ",
-                        ref::dims_str(b));
-    p.batch[i] = std::max(da, db);
-    if (da == 0 || db == 0) p.batch[i] = 0;
-    p.a_bstride[i] = da == 1 ? 0 : sa;
-    p.b_bstride[i] = db == 1 ? 0 : sb;
-    sa *= da;
-    sb *= db;
-  }
-  p.out = p.batch;
-  if (!a1) p.out.push_back(p.M);
-  if (!b1) p.out.push_back(p.N);
-  return p;
-}
 
 class MatMulKernel final : public Kernel {
  public:
@@ -73,15 +28,6 @@ class MatMulKernel final : public Kernel {
     float* Y = ref::out_f32(ctx, 0);
     const int64_t nb = p->batch.numel(), M = p->M, N = p->N, K = p->K;
     if (nb <= 0 || M == 0 || N == 0) return;
-    auto offsets = [&](int64_t idx, int64_t& oa, int64_t& ob) {
-      oa = ob = 0;
-      for (int i = p->batch.rank() - 1; i >= 0; --i) {
-        const int64_t d = p->batch[i], c = idx % d;
-        idx /= d;
-        oa += c * p->a_bstride[i];
-        ob += c * p->b_bstride[i];
-      }
-    };
     if (nb == 1) {
       sgemm_parallel(ctx.parallel, false, false, M, N, K, 1.f, A, K, B, N, 0.f, Y, N);
       return;
@@ -89,7 +35,7 @@ class MatMulKernel final : public Kernel {
     ctx.parallel.for_range(nb, 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) {
         int64_t oa, ob;
-        offsets(b, oa, ob);
+        p->offsets(b, oa, ob);
         sgemm(false, false, M, N, K, 1.f, A + oa, K, B + ob, N, 0.f, Y + b * M * N, N);
       }
     });

@@ -3,9 +3,11 @@
 // default activations (Sigmoid, Tanh, Tanh) are supported.
 // Per direction: one sgemm computes X * W^T + biases for all time steps into the workspace;
 // each step then adds H_{t-1} * R^T and applies the gate equations (gate order i, o, f, c).
+// The fast path supplies its own two products (core/kernels/lstm_gemm.h).
 #include <cmath>
 
 #include "core/kernels/gemm_ref.h"
+#include "core/kernels/lstm_gemm.h"
 #include "core/kernels/ref_util.h"
 #include "core/kernels/registry.h"
 
@@ -20,13 +22,22 @@ inline float sigmoid(float x) {
 
 class LstmKernel final : public Kernel {
  public:
-  LstmKernel(int dirs, bool reverse_only, int64_t hidden, int64_t layout, float clip, bool input_forget)
+  LstmKernel(int dirs, bool reverse_only, int64_t hidden, int64_t layout, float clip, bool input_forget,
+             std::unique_ptr<LstmGemm> gemm)
       : dirs_(dirs),
         reverse_only_(reverse_only),
         hidden_(hidden),
         layout_(layout),
         clip_(clip),
-        input_forget_(input_forget) {}
+        input_forget_(input_forget),
+        gemm_(std::move(gemm)) {}
+
+  void visit_packed(FunctionRef<void(SharedBytes&)> fn) override {
+    if (gemm_) gemm_->visit_packed(fn);
+  }
+  [[nodiscard]] bool packs_input(std::size_t k) const override {
+    return gemm_ != nullptr && (k == kW || k == kR || k == kB);
+  }
 
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[kX].dims;
@@ -97,11 +108,15 @@ class LstmKernel final : public Kernel {
       const float* Wd = W + d * G * I;
       const float* Rd = R + d * G * H;
       // gx = X * W^T + Wb + Rb
-      for (int64_t row = 0; row < seq * batch; ++row) {
-        float* g = gx + row * G;
-        for (int64_t j = 0; j < G; ++j) g[j] = B ? B[d * 2 * G + j] + B[d * 2 * G + G + j] : 0.f;
+      if (gemm_) {
+        gemm_->input(d, seq * batch, x, gx, ctx.parallel);
+      } else {
+        for (int64_t row = 0; row < seq * batch; ++row) {
+          float* g = gx + row * G;
+          for (int64_t j = 0; j < G; ++j) g[j] = B ? B[d * 2 * G + j] + B[d * 2 * G + G + j] : 0.f;
+        }
+        sgemm_parallel(ctx.parallel, false, true, seq * batch, G, I, 1.f, x, I, Wd, I, 1.f, gx, G);
       }
-      sgemm_parallel(ctx.parallel, false, true, seq * batch, G, I, 1.f, x, I, Wd, I, 1.f, gx, G);
       for (int64_t b = 0; b < batch; ++b)
         for (int64_t j = 0; j < H; ++j) {
           h[b * H + j] = h0 ? h0[srow(d, b) * H + j] : 0.f;
@@ -112,7 +127,10 @@ class LstmKernel final : public Kernel {
       const float* pf = P ? pi + 2 * H : nullptr;
       for (int64_t s = 0; s < seq; ++s) {
         const int64_t t = reverse ? seq - 1 - s : s;
-        sgemm_parallel(ctx.parallel, false, true, batch, G, H, 1.f, h, H, Rd, H, 0.f, gs, G);
+        if (gemm_)
+          gemm_->recurrent(d, batch, h, gs, ctx.parallel);
+        else
+          sgemm_parallel(ctx.parallel, false, true, batch, G, H, 1.f, h, H, Rd, H, 0.f, gs, G);
         for (int64_t b = 0; b < batch; ++b) {
           const bool active = !lens || t < lens[b];
           float* yr = Y ? Y + yrow(t, d, b) * H : nullptr;
@@ -123,13 +141,18 @@ class LstmKernel final : public Kernel {
           }
           float* g = gs + b * G;
           const float* gxr = gx + xrow(t, b) * G;
+          float* hb = h + b * H;
+          float* cb = c + b * H;
+          if (gemm_ && !P && clip_ <= 0.f && !input_forget_ && gemm_->cell(g, gxr, cb, hb, H)) {
+            if (yr)
+              for (int64_t j = 0; j < H; ++j) yr[j] = hb[j];
+            continue;
+          }
           for (int64_t j = 0; j < G; ++j) {
             float v = g[j] + gxr[j];
             if (clip_ > 0.f) v = std::clamp(v, -clip_, clip_);
             g[j] = v;
           }
-          float* hb = h + b * H;
-          float* cb = c + b * H;
           for (int64_t j = 0; j < H; ++j) {
             const float cp = cb[j];
             const float it = sigmoid(g[j] + (pi ? pi[j] * cp : 0.f));
@@ -158,9 +181,12 @@ class LstmKernel final : public Kernel {
   int64_t hidden_, layout_;
   float clip_;
   bool input_forget_;
+  std::unique_ptr<LstmGemm> gemm_;
 };
 
-Expected<std::unique_ptr<Kernel>> make_lstm(const KernelSetup& s) {
+}  // namespace
+
+Expected<std::unique_ptr<Kernel>> make_lstm_kernel(const KernelSetup& s, std::unique_ptr<LstmGemm> gemm) {
   WEAVE_TRY(ref::require_inputs(s, 3, 8));
   WEAVE_TRY(ref::require_float(s, {kX, kW, kR, kB, kInitH, kInitC, kP}));
   const auto& at = s.node.attrs;
@@ -190,8 +216,14 @@ Expected<std::unique_ptr<Kernel>> make_lstm(const KernelSetup& s) {
   if (hidden < 0) return make_error(s.label, ": bad hidden_size ", hidden);
   const float clip = at.get_float("clip", 0.f);
   if (clip < 0.f) return make_error(s.label, ": bad clip ", clip);
-  return std::unique_ptr<Kernel>(std::make_unique<LstmKernel>(dirs, reverse_only, hidden, layout, clip,
-                                                              at.get_int("input_forget", 0) != 0));
+  return std::unique_ptr<Kernel>(std::make_unique<LstmKernel>(
+      dirs, reverse_only, hidden, layout, clip, at.get_int("input_forget", 0) != 0, std::move(gemm)));
+}
+
+namespace {
+
+Expected<std::unique_ptr<Kernel>> make_lstm(const KernelSetup& s) {
+  return make_lstm_kernel(s, nullptr);
 }
 
 }  // namespace

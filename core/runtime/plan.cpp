@@ -29,6 +29,10 @@ Status check_input(const Graph& g, std::size_t i, const Dims& d) {
       return make_error("input '", info.name, "': expected ", info.str(), ", got shape ",
                         shape_str(d.span()));
   }
+  const int64_t bytes = checked_bytes(d.span(), dtype_size(info.dtype));
+  if (bytes < 0 || bytes > kMaxPlannedBytes)
+    return make_error("input '", info.name, "': shape ", shape_str(d.span()), " is larger than the ",
+                      kMaxPlannedBytes, " bytes a plan admits");
   return {};
 }
 
@@ -102,7 +106,14 @@ Expected<std::shared_ptr<const ShapePlan>> make_shape_plan(const Graph& g,
     }
 
     std::size_t out_bytes = 0;
-    for (const TensorView& o : out_views) out_bytes += o.bytes();
+    for (std::size_t k = 0; k < out_views.size(); ++k) {
+      const TensorView& o = out_views[k];
+      const int64_t bytes = checked_bytes(o.dims.span(), dtype_size(o.dtype));
+      if (bytes < 0 || bytes > kMaxPlannedBytes)
+        return make_error(label, ": output ", k, " of shape ", shape_str(o.dims.span()),
+                          " is larger than the ", kMaxPlannedBytes, " bytes a plan admits");
+      out_bytes += static_cast<std::size_t>(bytes);
+    }
     const bool fold = only_needs_dims(node.op) || (all_known && out_bytes <= kFoldLimitBytes);
     if (fold) {
       // Evaluate now; the outputs become known values owned by the plan.

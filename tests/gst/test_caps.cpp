@@ -98,6 +98,9 @@ BOOST_AUTO_TEST_CASE(parse_rejects_bad_caps_with_reasons) {
              "caps shape <1,1,1,1,1,1,1,1,1> has rank 9 (at most 8)");
   BOOST_TEST(msg("tensor/x-raw, dtype=float32, shape=(int)<65536,65536,65536>") ==
              "caps shape <65536,65536,65536> is too large");
+  // Found by fuzz/fuzz_caps: the byte count of these dims passes 2^63 (it used to overflow).
+  BOOST_TEST(msg("tensor/x-raw, dtype=float32, shape=(int)<2147483647,2147483647,2147483647>") ==
+             "caps shape <2147483647,2147483647,2147483647> is too large");
   BOOST_TEST(msg("tensor/x-raw, dtype=float32, shape=(string)<a,b>") ==
              "caps shape <a,b> is not fixed (dim 0)");
   BOOST_TEST(!wc::parse_fixed_caps(nullptr).ok());

@@ -85,6 +85,21 @@ void compare(const KernelCase& c, const std::vector<std::size_t>& nhwc_inputs, d
   check_close(to_nchw((*fast)[0]), (*ref)[0], tol, what);
 }
 
+// Layout-free kernels (MatMul, Gemm, Softmax): the same tensors for both implementations.
+// With `declines`, the fast kernel must leave the node to the reference one.
+void compare_plain(const KernelCase& c, double tol, const std::string& what, int threads = 1,
+                   bool declines = false) {
+  auto ref = run_kernel(c, "reference", threads);
+  BOOST_TEST_REQUIRE(ref.ok(), what << ": reference: " << (ref.ok() ? "" : ref.message()));
+  auto fast = run_kernel(c, "fast", threads);
+  if (declines) {
+    BOOST_TEST((!fast.ok() && fast.message().find("no 'fast' kernel") != std::string::npos), what);
+    return;
+  }
+  BOOST_TEST_REQUIRE(fast.ok(), what << ": fast: " << (fast.ok() ? "" : fast.message()));
+  check_close((*fast)[0], (*ref)[0], tol, what);
+}
+
 struct Rng {
   std::mt19937 g{20261122};
   int64_t pick(std::initializer_list<int64_t> v) { return *(v.begin() + g() % v.size()); }
@@ -204,5 +219,128 @@ BOOST_AUTO_TEST_CASE(pools_match_reference) {
     kc.inputs.push_back(random_f32(Dims{r.pick({1, 2}), c, h, w}, 7000 + i));
     compare(kc, {0}, 1e-6,
             kc.op + " case " + std::to_string(i) + " x " + shape_str(kc.inputs[0].dims().span()), 1 + i % 2);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(matmul_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 40; ++i) {
+    const int64_t M = r.pick({1, 3, 7, 40}), K = r.pick({1, 5, 16, 120}), N = r.pick({1, 8, 17, 120, 300});
+    const bool const_b = i % 2 == 0;
+    KernelCase kc;
+    kc.op = "MatMul";
+    Dims ad{M, K}, bd{K, N};
+    if (i % 4 == 1) ad = Dims{2, 3, M, K}, bd = Dims{2, 3, K, N};  // batched
+    if (i % 4 == 3) ad = Dims{4, M, K}, bd = Dims{1, K, N};        // B broadcast over the batch
+    if (i % 8 == 6) ad = Dims{K};                                  // a vector
+    if (i % 8 == 2) ad = Dims{3, M, K};                            // batch of A, one constant B
+    kc.inputs.push_back(random_f32(ad, 9000 + i));
+    kc.inputs.push_back(random_f32(bd, 9100 + i));
+    kc.constant = {false, const_b};
+    compare_plain(kc, 3e-5,
+                  "MatMul case " + std::to_string(i) + " " + shape_str(ad.span()) + " x " +
+                      shape_str(bd.span()) + (const_b ? " (constant B)" : ""),
+                  1 + i % 2);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(gemm_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 40; ++i) {
+    const int64_t M = r.pick({1, 2, 9, 33}), K = r.pick({3, 16, 64}), N = r.pick({5, 16, 40, 100});
+    const bool tb = i % 2 == 1;
+    KernelCase kc;
+    kc.op = "Gemm";
+    kc.attrs.set("transB", static_cast<int64_t>(tb));
+    if (i % 3 == 1) kc.attrs.set("alpha", 0.5f);
+    const int form = i % 5;  // C: none, scalar, [N], [M, N] at run time, [M, 1] (reference)
+    if (form == 1 || form == 2) kc.attrs.set("beta", 2.f);
+    kc.inputs.push_back(random_f32(Dims{M, K}, 9200 + i));
+    kc.inputs.push_back(random_f32(tb ? Dims{N, K} : Dims{K, N}, 9300 + i));
+    kc.constant = {false, true, form != 3};
+    if (form == 1) kc.inputs.push_back(random_f32(Dims{1}, 9400 + i));
+    if (form == 2) kc.inputs.push_back(random_f32(Dims{N}, 9400 + i));
+    if (form == 3) kc.inputs.push_back(random_f32(Dims{M, N}, 9400 + i));
+    if (form == 4) kc.inputs.push_back(random_f32(Dims{M, 1}, 9400 + i));
+    compare_plain(kc, 3e-5, "Gemm case " + std::to_string(i) + " form " + std::to_string(form), 1 + i % 2,
+                  (form == 4 && M != 1) || (form == 3 && M == 1));  // [1, N] at run time may broadcast
+  }
+}
+
+BOOST_AUTO_TEST_CASE(softmax_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 30; ++i) {
+    KernelCase kc;
+    kc.op = i % 5 == 4 ? "LogSoftmax" : "Softmax";
+    const int64_t n = r.pick({1, 7, 8, 16, 33, 6625});
+    Dims d{r.pick({1, 2}), r.pick({1, 40}), n};
+    if (i % 6 == 5) {  // opset < 13: flattened from axis 1
+      kc.attrs.set("coerce_2d", int64_t{1});
+      kc.attrs.set("axis", int64_t{1});
+    }
+    kc.inputs.push_back(random_f32(d, 9500 + i, -20.f, 20.f));
+    compare_plain(kc, 1e-5, kc.op + " case " + std::to_string(i) + " " + shape_str(d.span()), 1 + i % 2);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(conv_transpose_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 20; ++i) {
+    const int64_t c = r.pick({1, 8, 24, 40}), m = r.pick({1, 3, 16, 24}), k = r.pick({2, 3});
+    KernelCase kc;
+    kc.op = "ConvTranspose";
+    kc.attrs.set("kernel_shape", std::vector<int64_t>{k, k});
+    kc.attrs.set("strides", std::vector<int64_t>{k, k});
+    if (i % 3 == 0) kc.attrs.set("activation", std::string("Relu"));
+    if (i % 3 == 1) kc.attrs.set("activation", std::string("Sigmoid"));
+    kc.inputs.push_back(random_f32(Dims{r.pick({1, 2}), c, r.range(1, 13), r.range(1, 17)}, 9600 + i));
+    kc.inputs.push_back(random_f32(Dims{c, m, k, k}, 9700 + i));
+    kc.inputs.push_back(i % 2 == 0 ? random_f32(Dims{m}, 9800 + i) : Tensor());
+    kc.constant = {false, true, true};
+    compare(kc, {0}, 3e-5, "ConvTranspose case " + std::to_string(i), 1 + i % 2);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(resize_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  const char* coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"};
+  const char* nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  for (int i = 0; i < 32; ++i) {
+    const bool linear = i % 2 == 1;
+    const int64_t c = r.pick({1, 8, 13, 24}), h = r.range(1, 12), w = r.range(1, 15);
+    const float sh = static_cast<float>(r.pick({1, 2, 3})) / static_cast<float>(r.pick({1, 2}));
+    const float sw = static_cast<float>(r.pick({1, 2, 3})) / static_cast<float>(r.pick({1, 2}));
+    Attributes at;
+    at.set("mode", std::string(linear ? "linear" : "nearest"));
+    at.set("coordinate_transformation_mode", std::string(coords[(i / 2) % 4]));
+    at.set("nearest_mode", std::string(nearest[(i / 8) % 4]));
+    KernelCase ref;
+    ref.op = "Resize";
+    ref.attrs = at;
+    ref.inputs.push_back(random_f32(Dims{r.pick({1, 2}), c, h, w}, 9900 + i));
+    ref.inputs.emplace_back();
+    ref.inputs.push_back(make_f32(Dims{4}, {1.f, 1.f, sh, sw}));
+    ref.constant = {false, true, true};
+    auto want = run_kernel(ref, "reference");
+    BOOST_TEST_REQUIRE(want.ok(), (want.ok() ? "" : want.message()));
+    KernelCase fast;
+    fast.op = "Resize";
+    fast.attrs = at;
+    fast.attrs.set("weave_layout", std::string("NHWC"));
+    fast.inputs.push_back(to_nhwc(ref.inputs[0]));
+    fast.inputs.emplace_back();
+    fast.inputs.push_back(make_f32(Dims{4}, {1.f, sh, sw, 1.f}));
+    fast.constant = {false, true, true};
+    auto got = run_kernel(fast, "fast", 1 + i % 2);
+    BOOST_TEST_REQUIRE(got.ok(), (got.ok() ? "" : got.message()));
+    check_close(to_nchw((*got)[0]), (*want)[0], 1e-6,
+                "Resize case " + std::to_string(i) + " " + at.get_string("mode") + " " +
+                    at.get_string("coordinate_transformation_mode") + " scales " + std::to_string(sh) + "," +
+                    std::to_string(sw));
   }
 }

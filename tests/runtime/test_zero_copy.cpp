@@ -264,6 +264,17 @@ BOOST_AUTO_TEST_CASE(max_shapes_are_validated) {
   o.plan_shapes["x"] = {1, 2, 5, 5};
   f = Factory::create(conv_graph(), o);
   BOOST_TEST(contains(f.message(), "default dims 1x2x5x5 exceed the bound 1x2x4x4"), f.message());
+  // Found by fuzz/fuzz_shape_text: dims whose product overflows int64 (this one used to be
+  // signed overflow in the Conv shape arithmetic) and merely huge ones are refused before any
+  // kernel computes with them.
+  o.plan_shapes.clear();
+  o.max_shapes["x"] = {1, 2, 222220652383477, 213474684248283589};
+  f = Factory::create(conv_graph(), o);
+  BOOST_TEST(contains(f.message(), "input 'x': shape 1x2x222220652383477x213474684248283589 is larger than"),
+             f.message());
+  o.max_shapes["x"] = {1, 2, 1 << 20, 1 << 20};  // 8 TiB of float32
+  f = Factory::create(conv_graph(), o);
+  BOOST_TEST(contains(f.message(), "is larger than the 1099511627776 bytes a plan admits"), f.message());
 }
 
 BOOST_AUTO_TEST_CASE(in_bound_shapes_share_the_bound_layout_and_beyond_is_an_error) {

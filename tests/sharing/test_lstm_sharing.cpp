@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "core/artifact/artifact.h"
+#include "core/kernels/registry.h"
 #include "core/loader/model_loader.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/param_store.h"
@@ -30,10 +31,14 @@ std::string model(const std::string& name) {
   return (fs::path(dir && *dir ? dir : "models") / (name + ".onnx")).string();
 }
 
+// Factories here run the reference kernels, which read params in place, so sharing params by
+// pointer is what there is to see (the fast path's packed weights: the last case and
+// tests/sharing/test_memory.cpp).
 std::shared_ptr<const Factory> load(const std::string& name, bool dedup = true) {
   LoadOptions o;
   o.use_cache = false;  // separate factories: any sharing comes from the store or the API
   o.factory.dedup_params = dedup;
+  o.factory.registry = &KernelRegistry::reference();
   auto f = load_factory(model(name), o);
   BOOST_TEST_REQUIRE(f.ok(), (f.ok() ? "" : f.message()));
   return *f;
@@ -175,6 +180,7 @@ BOOST_AUTO_TEST_CASE(explicit_api_shares_lm_params_into_step_and_output) {
 
   FactoryOptions no_dedup;
   no_dedup.dedup_params = false;
+  no_dedup.registry = &KernelRegistry::reference();
   Graph step_g = load_graph("lstm_step");
   Status st = share_params(step_g, *lm, step_links(lm->graph()));
   BOOST_TEST_REQUIRE(st.ok(), st.message());
@@ -305,4 +311,22 @@ BOOST_AUTO_TEST_CASE(eight_factories_of_one_model_hold_params_once) {
   fs.clear();
   BOOST_TEST(ParamStore::global().stats().uses == 0u);
   BOOST_TEST(ParamStore::global().stats().unique_bytes == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(fast_path_packed_weights_are_shared_between_models) {
+  if (KernelRegistry::global().graph_pass() == nullptr) {
+    BOOST_TEST_MESSAGE("no fast path on this CPU: nothing is packed");
+    return;
+  }
+  const auto before = ParamStore::global().stats();
+  LoadOptions o;
+  o.use_cache = false;
+  auto lm = load_factory(model("lstm_lm"), o);
+  auto out = load_factory(model("lstm_output"), o);
+  BOOST_TEST_REQUIRE(lm.ok(), (lm.ok() ? "" : lm.message()));
+  BOOST_TEST_REQUIRE(out.ok(), (out.ok() ? "" : out.message()));
+  // The output model's head MatMul packs the same weights as the LM's: one packed copy.
+  BOOST_TEST((*out)->packed_bytes() > 0u);
+  const auto st = ParamStore::global().stats();
+  BOOST_TEST(st.bytes_saved() - before.bytes_saved() >= (*out)->packed_bytes());
 }

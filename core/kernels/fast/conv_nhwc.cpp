@@ -44,7 +44,7 @@ class FastConv final : public Kernel {
       dw_ = pack_depthwise(w, M_, taps, ops_.vec, c_pad_);
     } else {
       packed_ = pack_conv(w, group_, M_ / group_, Cg_, taps, ops_.nr, ops_.vec);
-      zeros_ = AlignedBuffer(static_cast<std::size_t>(Cg_) * sizeof(float));
+      zeros_ = AlignedBuffer(static_cast<std::size_t>(Cg_ * KW_) * sizeof(float));
     }
     if (bias != nullptr) {
       bias_ = AlignedBuffer(static_cast<std::size_t>(M_) * sizeof(float));

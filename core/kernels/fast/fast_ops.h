@@ -54,7 +54,7 @@ struct ConvGemmArgs {
   const float* residual = nullptr;  // same pixel layout as y, or null
   int64_t ldr = 0, r_image = 0;
   Activation act;
-  const float* zeros = nullptr;  // >= Cg zero floats (the padding rows read)
+  const float* zeros = nullptr;  // >= KW * Cg zero floats (the padding rows read)
 };
 
 // Depthwise convolution (one input channel per output channel) over NHWC data.
@@ -111,6 +111,11 @@ struct Ops {
   void (*pool)(const PoolArgs&, const Parallel&) = nullptr;
   void (*winograd)(const WinogradArgs&, const Parallel&) = nullptr;
   std::size_t (*winograd_workspace)(int64_t C, int64_t M) = nullptr;
+  // Softmax (or log-softmax) of `rows` rows of n floats.
+  void (*softmax_rows)(const float* x, float* y, int64_t rows, int64_t n, bool log_softmax,
+                       const Parallel&) = nullptr;
+  // One LSTM cell update (core/kernels/lstm_gemm.h, LstmGemm::cell).
+  void (*lstm_cell)(const float* gs, const float* gx, float* c, float* h, int64_t H) = nullptr;
   // y[i] = act(x[i]) for n floats (in place when y == x).
   void (*activate)(const float* x, float* y, int64_t n, Activation act) = nullptr;
 };

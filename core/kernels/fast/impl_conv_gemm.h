@@ -26,6 +26,12 @@ inline constexpr int kNV = 2;  // vectors per full panel
 inline constexpr int kNR = kNV * Simd::W;
 // Bound on the row-address table of one task (taps x rows), kept on the stack.
 inline constexpr int64_t kMaxAddr = 4096;
+// Window-row mode, for few input channels (a network's first layer): in NHWC the KW taps of
+// one window row are KW x C contiguous floats, so a window row becomes one "tap" of depth
+// KW x C (the packed weights' order, tap-major then channel, is the same). Rows that cross the
+// left or right border are copied with their zeros into a per-task buffer of this many floats.
+inline constexpr int64_t kRowModeChannels = 16;
+inline constexpr int64_t kRowFloats = 6144;
 
 struct Tile {
   const float* const* a;  // [taps][kMR] row addresses
@@ -95,15 +101,98 @@ inline void micro_kernel(const Tile& t) {
   }
 }
 
+// One row of A (a GEMV: a fully connected layer at batch 1, an LSTM step) times `np` <= 4 full
+// panels at once: 2 x np independent accumulator chains where the tile would waste MR - 1 rows.
+inline void gemv_panels(const float* a, int64_t depth, const float* b, int64_t panel_floats, int np, float* y,
+                        const float* bias, const float* res, const Activation& act) {
+  V acc[4][kNV];
+#pragma GCC unroll 4
+  for (int p = 0; p < 4; ++p)
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) acc[p][v] = Simd::zero();
+  if (np == 4) {
+    for (int64_t k = 0; k < depth; ++k) {
+      const V av = Simd::set1(a[k]);
+#pragma GCC unroll 4
+      for (int p = 0; p < 4; ++p)
+#pragma GCC unroll 4
+        for (int v = 0; v < kNV; ++v)
+          acc[p][v] = Simd::fma(av, Simd::load(b + p * panel_floats + k * kNR + v * Simd::W), acc[p][v]);
+    }
+  } else {
+    for (int p = 0; p < np; ++p)
+      for (int64_t k = 0; k < depth; ++k) {
+        const V av = Simd::set1(a[k]);
+#pragma GCC unroll 4
+        for (int v = 0; v < kNV; ++v)
+          acc[p][v] = Simd::fma(av, Simd::load(b + p * panel_floats + k * kNR + v * Simd::W), acc[p][v]);
+      }
+  }
+  for (int p = 0; p < np; ++p)
+#pragma GCC unroll 4
+    for (int v = 0; v < kNV; ++v) {
+      const int64_t c = p * kNR + v * Simd::W;
+      V o = acc[p][v];
+      if (bias != nullptr) o = Simd::add(o, Simd::load(bias + c));
+      if (res != nullptr) o = Simd::add(o, Simd::load(res + c));
+      Simd::store(y + c, activate(o, act));
+    }
+}
+
 inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
   const int64_t P = g.OH * g.OW, taps = g.KH * g.KW;
   const int64_t blocks = (P + kMR - 1) / kMR;
   const int64_t panels = (g.Mg + kNR - 1) / kNR;
   const bool direct =
       taps == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.IH && g.OW == g.IW;
-  // Pixel blocks per task: bounded by the address table, and small enough that a task's input
-  // rows stay in the L2 cache while every panel passes over them.
-  int64_t chunk = kMaxAddr / (taps * kMR);
+  if (direct && P == 1 && g.groups == 1) {
+    // GEMV: full panels four at a time, split over the threads; the last (narrower) panel and
+    // any left over go through the tile.
+    const int64_t full = g.Mg / kNR;
+    const int64_t quads = (full + 3) / 4;
+    par.for_range(g.N * quads, 1, [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t n = q / quads, j0 = (q % quads) * 4;
+        const int np = static_cast<int>(full - j0 < 4 ? full - j0 : 4);
+        const int64_t col0 = j0 * kNR;
+        gemv_panels(g.x + n * g.x_image, g.Cg, g.w + j0 * g.layout.panel_floats, g.layout.panel_floats, np,
+                    g.y + n * g.y_image + col0, g.bias != nullptr ? g.bias + col0 : nullptr,
+                    g.residual != nullptr ? g.residual + n * g.r_image + col0 : nullptr, g.act);
+      }
+    });
+    if (full * kNR == g.Mg) return;
+    for (int64_t n = 0; n < g.N; ++n) {
+      const float* addr[kMR];
+      for (int r = 0; r < kMR; ++r) addr[r] = g.x + n * g.x_image;
+      const int64_t col0 = full * kNR;
+      Tile t{};
+      t.a = addr;
+      t.taps = 1;
+      t.depth = g.Cg;
+      t.b = g.w + full * g.layout.panel_floats;
+      t.y = g.y + n * g.y_image + col0;
+      t.ldy = g.ldy;
+      t.rows = 1;
+      t.cols = g.Mg - col0;
+      t.bias = g.bias != nullptr ? g.bias + col0 : nullptr;
+      t.res = g.residual != nullptr ? g.residual + n * g.r_image + col0 : nullptr;
+      t.ldr = g.ldr;
+      t.act = &g.act;
+      if (t.cols > Simd::W)
+        micro_kernel<kNV>(t);
+      else
+        micro_kernel<1>(t);
+    }
+    return;
+  }
+  const int64_t seg = g.KW * g.Cg;  // floats of one window row in row mode
+  const bool rows_mode = g.KW > 1 && g.DW == 1 && g.groups == 1 && g.ldx == g.Cg &&
+                         g.Cg <= kRowModeChannels && g.KH * kMR * seg <= kRowFloats;
+  const int64_t ttaps = rows_mode ? g.KH : taps;  // "taps" of the micro-kernel
+  // Pixel blocks per task: bounded by the address table (and the border copies), and small
+  // enough that a task's input rows stay in the L2 cache while every panel passes over them.
+  int64_t chunk = kMaxAddr / (ttaps * kMR);
+  if (rows_mode && chunk > kRowFloats / (g.KH * kMR * seg)) chunk = kRowFloats / (g.KH * kMR * seg);
   if (chunk > 16) chunk = 16;
   if (chunk < 1) chunk = 1;
   const int64_t chunks = (blocks + chunk - 1) / chunk;
@@ -116,6 +205,8 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
 
   par.for_range(items * splits, 1, [&](int64_t t0, int64_t t1) {
     const float* addr[kMaxAddr];
+    alignas(64) float border[kRowFloats];
+    int64_t used = 0;  // floats of `border` taken by this task
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t split = task % splits;
       const int64_t item = task / splits;
@@ -124,9 +215,10 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
       const int64_t n = item / (chunks * g.groups);
       const float* x = g.x + n * g.x_image + gi * g.Cg;
       const int64_t b0 = ck * chunk, b1 = b0 + chunk < blocks ? b0 + chunk : blocks;
-      // Row addresses: addr[(blk - b0) * taps * kMR + tap * kMR + r].
+      // Row addresses: addr[(blk - b0) * ttaps * kMR + tap * kMR + r].
+      used = 0;
       for (int64_t blk = b0; blk < b1; ++blk) {
-        const float** ab = addr + (blk - b0) * taps * kMR;
+        const float** ab = addr + (blk - b0) * ttaps * kMR;
         for (int r = 0; r < kMR; ++r) {
           int64_t p = blk * kMR + r;
           if (p >= P) p = P - 1;  // rows past the end repeat the last pixel; never stored
@@ -135,6 +227,28 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
             continue;
           }
           const int64_t oh = p / g.OW, ow = p % g.OW;
+          if (rows_mode) {
+            const int64_t iw0 = ow * g.SW - g.PL;
+            for (int64_t kh = 0; kh < g.KH; ++kh) {
+              const int64_t ih = oh * g.SH - g.PT + kh * g.DH;
+              const float*& a = ab[kh * kMR + r];
+              if (ih < 0 || ih >= g.IH) {
+                a = g.zeros;
+              } else if (iw0 >= 0 && iw0 + g.KW <= g.IW) {
+                a = x + (ih * g.IW + iw0) * g.ldx;
+              } else {
+                float* b = border + used;
+                used += seg;
+                for (int64_t kw = 0; kw < g.KW; ++kw) {
+                  const int64_t iw = iw0 + kw;
+                  const float* src = x + (ih * g.IW + iw) * g.ldx;
+                  for (int64_t c = 0; c < g.Cg; ++c) b[kw * g.Cg + c] = iw >= 0 && iw < g.IW ? src[c] : 0.f;
+                }
+                a = b;
+              }
+            }
+            continue;
+          }
           for (int64_t kh = 0; kh < g.KH; ++kh) {
             const int64_t ih = oh * g.SH - g.PT + kh * g.DH;
             for (int64_t kw = 0; kw < g.KW; ++kw) {
@@ -151,15 +265,15 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
         const int64_t col0 = j * kNR;
         const int64_t cols = g.Mg - col0 < kNR ? g.Mg - col0 : kNR;
         Tile t{};
-        t.taps = taps;
-        t.depth = g.Cg;
+        t.taps = ttaps;
+        t.depth = rows_mode ? seg : g.Cg;
         t.b = wg + j * g.layout.panel_floats;
         t.cols = cols;
         t.bias = g.bias != nullptr ? g.bias + gi * g.Mg + col0 : nullptr;
         t.act = &g.act;
         for (int64_t blk = b0; blk < b1; ++blk) {
           const int64_t p0 = blk * kMR;
-          t.a = addr + (blk - b0) * taps * kMR;
+          t.a = addr + (blk - b0) * ttaps * kMR;
           t.rows = static_cast<int>(P - p0 < kMR ? P - p0 : kMR);
           t.y = g.y + n * g.y_image + p0 * g.ldy + gi * g.Mg + col0;
           t.ldy = g.ldy;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/impl_epilogue.h"
@@ -69,7 +70,56 @@ inline void dw_pixel(const DepthwiseArgs& a, const float* x, float* y, const flo
   }
 }
 
+// NP interior output pixels ow0.. (every tap of their window rows inside the input), one
+// channel vector [c, c + W) (masked by `left`): NP independent accumulator chains, and each
+// weight vector loaded once for all of them.
+template <int NP, bool full>
+inline void dw_pixels(const DepthwiseArgs& a, const float* x, float* y, const float* res, int64_t oh,
+                      int64_t ow0, int64_t c, int64_t khl, int64_t khh) {
+  const auto m = Simd::mask(a.C - c);
+  const V b = a.bias != nullptr ? Simd::load(a.bias + c, m) : Simd::zero();
+  V acc[NP];
+#pragma GCC unroll 8
+  for (int p = 0; p < NP; ++p) acc[p] = b;
+  const int64_t ih0 = oh * a.SH - a.PT, iw0 = ow0 * a.SW - a.PL;
+  const int64_t step = a.SW * a.C;  // floats between the windows of neighbouring outputs
+  for (int64_t kh = khl; kh < khh; ++kh) {
+    const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
+    const float* wr = a.w + kh * a.KW * a.c_pad + c;
+    for (int64_t kw = 0; kw < a.KW; ++kw) {
+      const V w = Simd::load(wr + kw * a.c_pad);
+      const float* xp = xr + kw * a.DW * a.C;
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p)
+        acc[p] = Simd::fma(full ? Simd::load(xp + p * step) : Simd::load(xp + p * step, m), w, acc[p]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int p = 0; p < NP; ++p) {
+    float* yp = y + (ow0 + p) * a.C + c;
+    V o = acc[p];
+    if (res != nullptr) {
+      const float* rp = res + (ow0 + p) * a.C + c;
+      o = Simd::add(o, full ? Simd::load(rp) : Simd::load(rp, m));
+    }
+    o = activate(o, a.act);
+    if (full)
+      Simd::store(yp, o);
+    else
+      Simd::store(yp, o, m);
+  }
+}
+
 inline void depthwise(const DepthwiseArgs& a, const Parallel& par) {
+  // Output columns whose whole window lies inside the input's width.
+  int64_t in_lo = 0, in_hi = 0;
+  {
+    const int64_t span = (a.KW - 1) * a.DW;
+    in_lo = a.PL > 0 ? (a.PL + a.SW - 1) / a.SW : 0;
+    in_hi = a.IW + a.PL - span <= 0 ? 0 : (a.IW + a.PL - span - 1) / a.SW + 1;
+    if (in_hi > a.OW) in_hi = a.OW;
+    if (in_lo > in_hi) in_lo = in_hi;
+  }
   const int64_t rows = a.N * a.OH;
   par.for_range(rows, 1, [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
@@ -79,13 +129,34 @@ inline void depthwise(const DepthwiseArgs& a, const Parallel& par) {
       const float* res = a.residual != nullptr ? a.residual + (n * a.OH + oh) * a.OW * a.C : nullptr;
       int64_t khl = 0, khh = 0;
       tap_range(oh, a.SH, a.PT, a.DH, a.KH, a.IH, khl, khh);
-      for (int64_t ow = 0; ow < a.OW; ++ow) {
+      auto edge = [&](int64_t ow) {
         float* yp = y + ow * a.C;
         const float* rp = res != nullptr ? res + ow * a.C : nullptr;
         int64_t c = 0;
         for (; c + 4 * Simd::W <= a.C; c += 4 * Simd::W) dw_pixel<4>(a, x, yp, rp, oh, ow, c, khl, khh);
         for (; c < a.C; c += Simd::W) dw_pixel<1>(a, x, yp, rp, oh, ow, c, khl, khh);
+      };
+      // Stride 1 with fewer than eight channel vectors, or wide windows: blocks of pixels share
+      // each weight load and give independent chains. Otherwise one pixel's four channel
+      // vectors do, walking memory in order (single-thread CPU time on AVX2: 3x3 stride 2 at 32
+      // channels 1.31 vs 1.84 ms; stride 1 at 48 channels 2.24 vs 1.29 ms).
+      if (a.KW < 5 && (a.SW > 1 || a.C >= 8 * Simd::W)) {
+        for (int64_t ow = 0; ow < a.OW; ++ow) edge(ow);
+        continue;
       }
+      for (int64_t ow = 0; ow < in_lo; ++ow) edge(ow);
+      // Blocks of pixels outer, channels inner: a block's windows stay in L1 across channels.
+      const int64_t cfull = a.C / Simd::W * Simd::W;
+      auto block = [&](auto np, int64_t ow) {
+        constexpr int NP = decltype(np)::value;
+        for (int64_t c = 0; c < cfull; c += Simd::W) dw_pixels<NP, true>(a, x, y, res, oh, ow, c, khl, khh);
+        if (cfull < a.C) dw_pixels<NP, false>(a, x, y, res, oh, ow, cfull, khl, khh);
+      };
+      int64_t ow = in_lo;
+      for (; ow + 8 <= in_hi; ow += 8) block(std::integral_constant<int, 8>{}, ow);
+      for (; ow + 4 <= in_hi; ow += 4) block(std::integral_constant<int, 4>{}, ow);
+      for (; ow < in_hi; ++ow) block(std::integral_constant<int, 1>{}, ow);
+      for (int64_t ow = in_hi; ow < a.OW; ++ow) edge(ow);
     }
   });
 }

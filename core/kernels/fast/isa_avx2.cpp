@@ -5,6 +5,7 @@
 #define WEAVE_ISA_NS avx2
 
 #include "core/kernels/fast/impl_conv_gemm.h"
+#include "core/kernels/fast/impl_rows.h"
 #include "core/kernels/fast/impl_spatial.h"
 #include "core/kernels/fast/impl_winograd.h"
 
@@ -21,6 +22,8 @@ const Ops& ops_avx2() {
     o.depthwise = &avx2::depthwise;
     o.pool = &avx2::pool;
     o.winograd = &avx2::winograd;
+    o.softmax_rows = &avx2::softmax_rows;
+    o.lstm_cell = &avx2::lstm_cell;
     o.winograd_workspace = &avx2::winograd_workspace;
     o.activate = &avx2::activate_array;
     return o;

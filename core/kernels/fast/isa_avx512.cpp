@@ -5,6 +5,7 @@
 #define WEAVE_ISA_NS avx512
 
 #include "core/kernels/fast/impl_conv_gemm.h"
+#include "core/kernels/fast/impl_rows.h"
 #include "core/kernels/fast/impl_spatial.h"
 #include "core/kernels/fast/impl_winograd.h"
 
@@ -21,6 +22,8 @@ const Ops& ops_avx512() {
     o.depthwise = &avx512::depthwise;
     o.pool = &avx512::pool;
     o.winograd = &avx512::winograd;
+    o.softmax_rows = &avx512::softmax_rows;
+    o.lstm_cell = &avx512::lstm_cell;
     o.winograd_workspace = &avx512::winograd_workspace;
     o.activate = &avx512::activate_array;
     return o;

@@ -27,14 +27,26 @@ bool has_nhwc_kernel(const Graph& g, const Node& n) {
   if (n.op == "Conv")
     return conv_nhwc_supported(n, value_of(g, n, 0), value_of(g, n, 1), is_param(g, n, 1), value_of(g, n, 2),
                                is_param(g, n, 2));
+  if (n.op == "Resize" || n.op == "Upsample") return resize_nhwc_supported(g, n);
+  if (n.op == "ConvTranspose")
+    return conv_transpose_nhwc_supported(n, value_of(g, n, 0), value_of(g, n, 1), is_param(g, n, 1),
+                                         value_of(g, n, 2), is_param(g, n, 2));
   return pool_nhwc_supported(n, value_of(g, n, 0));
 }
 
 void register_fast_kernels(KernelRegistry& r) {
   if (ops() == nullptr) return;
   r.add("Conv", make_fast_conv, kPriority, "fast");
+  r.add("ConvTranspose", make_fast_conv_transpose, kPriority, "fast");
+  r.add("Resize", make_fast_resize, kPriority, "fast");
+  r.add("Upsample", make_fast_resize, kPriority, "fast");
   for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
     r.add(op, make_fast_pool, kPriority, "fast");
+  r.add("MatMul", make_fast_matmul, kPriority, "fast");
+  r.add("Gemm", make_fast_gemm, kPriority, "fast");
+  r.add("Softmax", make_fast_softmax, kPriority, "fast");
+  r.add("LSTM", make_fast_lstm, kPriority, "fast");
+  r.add("LogSoftmax", make_fast_softmax, kPriority, "fast");
   r.set_graph_pass(&layout_pass);
 }
 

@@ -1,0 +1,86 @@
+#include "core/import/guarded_inference.h"
+
+#include <set>
+
+#include "onnx/defs/shape_inference.h"
+
+namespace weave::onnx_import {
+
+namespace {
+
+// The rank of input i when the context knows it, else -1.
+int input_rank(onnx::InferenceContext& ctx, std::size_t i) {
+  if (i >= ctx.getNumInputs()) return -1;
+  const onnx::TypeProto* t = ctx.getInputType(i);
+  if (t == nullptr || !t->has_tensor_type() || !t->tensor_type().has_shape()) return -1;
+  return t->tensor_type().shape().dim_size();
+}
+
+int ints_length(onnx::InferenceContext& ctx, const char* name) {
+  const onnx::AttributeProto* a = ctx.getAttribute(name);
+  return a == nullptr ? -1 : a->ints_size();
+}
+
+// Conv, ConvTranspose and the pools: libonnx indexes dims and attributes by the spatial rank of
+// input 0 without checking them against each other.
+void check_window_op(onnx::InferenceContext& ctx, const std::string& op) {
+  const int rank = input_rank(ctx, 0);
+  if (rank < 0) return;  // libonnx returns early without a shape
+  if (rank < 3) fail_shape_inference(op, ": input rank ", rank, " is below 3");
+  const int spatial = rank - 2;
+  for (const char* name : {"kernel_shape", "strides", "dilations", "output_padding", "output_shape"}) {
+    const int n = ints_length(ctx, name);
+    if (n >= 0 && n != spatial && !(std::string(name) == "output_shape" && n == rank))
+      fail_shape_inference(op, ": attribute ", name, " has ", n, " values for ", spatial, " spatial dims");
+  }
+  const int pads = ints_length(ctx, "pads");
+  if (pads >= 0 && pads != 2 * spatial)
+    fail_shape_inference(op, ": attribute pads has ", pads, " values for ", spatial, " spatial dims");
+  const int w = input_rank(ctx, 1);
+  if ((op == "Conv" || op == "ConvTranspose") && w >= 0 && w != rank)
+    fail_shape_inference(op, ": weight rank ", w, " differs from input rank ", rank);
+  if (const onnx::AttributeProto* g = ctx.getAttribute("group"); g != nullptr && g->i() <= 0)
+    fail_shape_inference(op, ": group ", g->i(), " is not positive");
+}
+
+void check_node(onnx::InferenceContext& ctx, const onnx::OpSchema& schema, const std::string& op) {
+  // Inference functions index inputs and outputs up to the schema's counts.
+  const auto inputs = static_cast<int>(ctx.getNumInputs()), outputs = static_cast<int>(ctx.getNumOutputs());
+  if (inputs < schema.min_input() || inputs > schema.max_input())
+    fail_shape_inference(op, ": ", inputs, " inputs, the schema takes ", schema.min_input(), "..",
+                         schema.max_input());
+  if (outputs < schema.min_output() || outputs > schema.max_output())
+    fail_shape_inference(op, ": ", outputs, " outputs, the schema gives ", schema.min_output(), "..",
+                         schema.max_output());
+  static const std::set<std::string> kWindowOps = {"Conv",   "ConvTranspose", "AveragePool", "MaxPool",
+                                                   "LpPool", "MaxUnpool",     "ConvInteger", "QLinearConv"};
+  if (kWindowOps.count(op)) check_window_op(ctx, op);
+}
+
+}  // namespace
+
+GuardedSchemaRegistry& GuardedSchemaRegistry::instance() {
+  static GuardedSchemaRegistry* r = new GuardedSchemaRegistry();  // never destroyed, like libonnx's
+  return *r;
+}
+
+const onnx::OpSchema* GuardedSchemaRegistry::GetSchema(const std::string& key,
+                                                       const int max_inclusive_version,
+                                                       const std::string& domain) const {
+  const onnx::OpSchema* schema =
+      onnx::OpSchemaRegistry::Instance()->GetSchema(key, max_inclusive_version, domain);
+  if (schema == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& slot = wrapped_[{key, schema->SinceVersion(), domain}];
+  if (!slot) {
+    slot = std::make_unique<onnx::OpSchema>(*schema);
+    onnx::InferenceFunction inner = schema->GetTypeAndShapeInferenceFunction();
+    slot->TypeAndShapeInferenceFunction([inner, schema, op = key](onnx::InferenceContext& ctx) {
+      check_node(ctx, *schema, op);
+      inner(ctx);
+    });
+  }
+  return slot.get();
+}
+
+}  // namespace weave::onnx_import

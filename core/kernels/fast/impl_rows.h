@@ -1,0 +1,87 @@
+// Row-wise kernels of the fast path (softmax over the innermost axis), for one instruction set.
+// ISA translation units only (see simd.h).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "core/kernels/fast/fast_ops.h"
+#include "core/kernels/fast/impl_epilogue.h"
+#include "core/kernels/fast/simd.h"
+
+namespace weave::fast::WEAVE_ISA_NS {
+
+inline float row_max(const float* x, int64_t n) {
+  V m = Simd::set1(-std::numeric_limits<float>::infinity());
+  int64_t i = 0;
+  for (; i + Simd::W <= n; i += Simd::W) m = Simd::max(Simd::load(x + i), m);
+  alignas(64) float lanes[Simd::W];
+  Simd::store(lanes, m);
+  float r = -std::numeric_limits<float>::infinity();
+  for (int k = 0; k < Simd::W; ++k) r = lanes[k] > r ? lanes[k] : r;
+  for (; i < n; ++i) r = x[i] > r ? x[i] : r;
+  return r;
+}
+
+// y[r][i] = exp(x[r][i] - max_r) / sum_r, or (log_softmax) x - max_r - log(sum_r); rows of n.
+inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool log_softmax,
+                         const Parallel& par) {
+  par.for_range(rows, 1, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * n;
+      float* yr = y + r * n;
+      const float mx = row_max(xr, n);
+      const V vmx = Simd::set1(mx);
+      V sum = Simd::zero();
+      int64_t i = 0;
+      for (; i + Simd::W <= n; i += Simd::W) {
+        const V e = exp(Simd::sub(Simd::load(xr + i), vmx));
+        if (!log_softmax) Simd::store(yr + i, e);
+        sum = Simd::add(sum, e);
+      }
+      float total = Simd::sum(sum);
+      for (int64_t j = i; j < n; ++j) {
+        const float e = std::exp(xr[j] - mx);
+        if (!log_softmax) yr[j] = e;
+        total += e;
+      }
+      if (log_softmax) {
+        const float shift = mx + std::log(total);
+        const V vs = Simd::set1(shift);
+        for (i = 0; i + Simd::W <= n; i += Simd::W) Simd::store(yr + i, Simd::sub(Simd::load(xr + i), vs));
+        for (; i < n; ++i) yr[i] = xr[i] - shift;
+      } else {
+        const float inv = 1.f / total;
+        const V vi = Simd::set1(inv);
+        for (i = 0; i + Simd::W <= n; i += Simd::W) Simd::store(yr + i, Simd::mul(Simd::load(yr + i), vi));
+        for (; i < n; ++i) yr[i] *= inv;
+      }
+    }
+  });
+}
+
+// One LSTM cell update (see LstmGemm::cell): gates i, o, f, c of g = gs + gx.
+inline void lstm_cell(const float* gs, const float* gx, float* c, float* h, int64_t H) {
+  int64_t j = 0;
+  auto gate = [&](int k, int64_t at, auto load) {
+    return Simd::add(load(gs + k * H + at), load(gx + k * H + at));
+  };
+  auto step = [&](int64_t at, auto load, auto store) {
+    const V i = sigmoid(gate(0, at, load)), o = sigmoid(gate(1, at, load)), f = sigmoid(gate(2, at, load));
+    const V ct = tanh(gate(3, at, load));
+    const V cn = Simd::fma(f, load(c + at), Simd::mul(i, ct));
+    store(c + at, cn);
+    store(h + at, Simd::mul(o, tanh(cn)));
+  };
+  for (; j + Simd::W <= H; j += Simd::W)
+    step(
+        j, [](const float* p) { return Simd::load(p); }, [](float* p, V v) { Simd::store(p, v); });
+  if (j < H) {
+    const auto m = Simd::mask(H - j);
+    step(
+        j, [&](const float* p) { return Simd::load(p, m); }, [&](float* p, V v) { Simd::store(p, v, m); });
+  }
+}
+
+}  // namespace weave::fast::WEAVE_ISA_NS

@@ -1,0 +1,62 @@
+// Fast Softmax / LogSoftmax over the innermost axis (vectorized exp); other axes decline to
+// the reference kernel.
+#include "core/kernels/fast/fast_ops.h"
+#include "core/kernels/fast/nhwc.h"
+#include "core/kernels/ref_util.h"
+
+namespace weave::fast {
+namespace {
+
+class FastSoftmax final : public Kernel {
+ public:
+  FastSoftmax(const Ops& ops, int64_t axis, bool coerce, bool log)
+      : ops_(ops), axis_(axis), coerce_(coerce), log_(log) {}
+
+  Status infer(ShapeContext& ctx) const override {
+    const Dims& x = ctx.inputs[0].dims;
+    const int64_t a = axis_ < 0 ? axis_ + x.rank() : axis_;
+    if (x.rank() < 1 || a < 0 || a >= x.rank())
+      return make_error(ctx.label, ": axis ", axis_, " is out of range for input ", ref::dims_str(x));
+    // Opset 13: along `axis`; before (coerce_2d): over every axis from `axis` on. Either way
+    // this kernel takes the innermost axis only.
+    if (!coerce_ && a != x.rank() - 1)
+      return make_error(ctx.label, ": the fast Softmax handles the last axis only");
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.outputs[0].dims = x;
+    ctx.workspace = 0;
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    const Dims& x = ctx.inputs[0].dims;
+    const int64_t a = axis_ < 0 ? axis_ + x.rank() : axis_;
+    int64_t n = 1;
+    for (int i = static_cast<int>(a); i < x.rank(); ++i) n *= x[i];
+    if (n == 0) return;
+    ops_.softmax_rows(ctx.inputs[0].as<float>(), ref::out_f32(ctx, 0), x.numel() / n, n, log_, ctx.parallel);
+  }
+
+ private:
+  const Ops& ops_;
+  int64_t axis_;
+  bool coerce_, log_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<Kernel>> make_fast_softmax(const KernelSetup& s) {
+  const Ops* ops = fast::ops();
+  const Value* x = ref::input_info(s, 0);
+  if (ops == nullptr || s.node.inputs.size() != 1 || x == nullptr || x->dtype != DType::float32 ||
+      !x->rank_known)
+    return std::unique_ptr<Kernel>();
+  const bool coerce = s.node.attrs.get_int("coerce_2d", 0) != 0;
+  const int64_t axis = s.node.attrs.get_int("axis", coerce ? 1 : -1);
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (!coerce && a != rank - 1) return std::unique_ptr<Kernel>();  // another axis: the reference
+  return std::unique_ptr<Kernel>(
+      std::make_unique<FastSoftmax>(*ops, axis, coerce, s.node.op == "LogSoftmax"));
+}
+
+}  // namespace weave::fast

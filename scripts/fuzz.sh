@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of fuzz/ (clang-16, ASan + UBSan, -Dfuzzing=true) in build-fuzz/,
+# makes the seed corpora from the test models, and runs each fuzzer for a while. Any crash,
+# sanitizer report, leak, timeout or out-of-memory fails the run; the input that caused it is
+# saved as build-fuzz/crashes/<target>-<kind>-<hash> (reproduce: build-fuzz/fuzz/<target> FILE).
+#
+#   bash scripts/fuzz.sh                         # every target, FUZZ_SECONDS each (default 60)
+#   FUZZ_SECONDS=3600 bash scripts/fuzz.sh       # the long run (docs/reliability.md)
+#   bash scripts/fuzz.sh fuzz_onnx fuzz_npy      # some targets only
+#
+# Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_SECONDS, FUZZ_JOBS (fuzzers run at
+# once, default 1; CI uses 2), FUZZ_RSS_MB (per-process memory limit, default 2048).
+# The corpus grown by each run is kept in $FUZZ_BUILD_DIR/corpus/<target> and reused next time.
+# A summary table (executions, executions per second, corpus size, result) ends the output.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+dir=${FUZZ_BUILD_DIR:-build-fuzz}
+seconds=${FUZZ_SECONDS:-60}
+jobs=${FUZZ_JOBS:-1}
+rss=${FUZZ_RSS_MB:-2048}
+all=(fuzz_artifact fuzz_onnx fuzz_npy fuzz_caps fuzz_shape_text fuzz_codecs)
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
+
+if [ ! -f "$dir/build.ninja" ]; then
+  CC=clang-16 CXX=clang++-16 meson setup "$dir" --buildtype=debugoptimized -Dfuzzing=true \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dtests=disabled -Dtools=disabled >/dev/null
+fi
+ninja -C "$dir" -j"${FUZZ_BUILD_JOBS:-1}" fuzz/make_fuzz_seeds $(printf 'fuzz/%s ' "${targets[@]}")
+
+# Seeds: generated every run (cheap), from the project's own scripts and test models.
+seeds="$dir/seeds"
+/usr/bin/python3 scripts/make_fuzz_seeds.py "$seeds"
+ASAN_OPTIONS=detect_leaks=0 "$dir/fuzz/make_fuzz_seeds" "$seeds/onnx" "$seeds"
+declare -A seed_dir=([fuzz_artifact]=artifact [fuzz_onnx]=onnx [fuzz_npy]=npy [fuzz_caps]=caps
+  [fuzz_shape_text]=shape_text [fuzz_codecs]=codecs)
+declare -A max_len=([fuzz_artifact]=65536 [fuzz_onnx]=65536 [fuzz_npy]=4096 [fuzz_caps]=1024
+  [fuzz_shape_text]=256 [fuzz_codecs]=16384)
+
+mkdir -p "$dir/crashes" "$dir/logs"
+export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
+export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/bin/llvm-symbolizer-16}
+export UBSAN_OPTIONS="external_symbolizer_path=$ASAN_SYMBOLIZER_PATH:$UBSAN_OPTIONS"
+run_one() {
+  local t=$1
+  mkdir -p "$dir/corpus/$t"
+  # GStreamer's caps text parser leaks on some errors (scripts/lsan.supp): the slow unwinder
+  # gives LeakSanitizer the whole stack that the suppression matches on.
+  local asan=$ASAN_OPTIONS
+  [ "$t" != fuzz_caps ] || asan="fast_unwind_on_malloc=0:$asan"
+  ASAN_OPTIONS=$asan "$dir/fuzz/$t" "$dir/corpus/$t" "$seeds/${seed_dir[$t]}" -max_total_time="$seconds" \
+    -max_len="${max_len[$t]}" -rss_limit_mb="$rss" -timeout=30 -print_final_stats=1 \
+    -artifact_prefix="$dir/crashes/$t-" >"$dir/logs/$t.log" 2>&1
+}
+pids=()
+status=0
+for t in "${targets[@]}"; do
+  run_one "$t" &
+  pids+=($!)
+  if [ ${#pids[@]} -ge "$jobs" ]; then
+    wait "${pids[0]}" || status=1
+    pids=("${pids[@]:1}")
+  fi
+done
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+
+printf '%-16s %12s %10s %8s  %s\n' target executions exec/s corpus result
+for t in "${targets[@]}"; do
+  log="$dir/logs/$t.log"
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  corpus=$(find "$dir/corpus/$t" -type f | wc -l)
+  result=ok
+  if grep -qE '^==[0-9]+==ERROR|runtime error:|fuzz invariant violated|ERROR: libFuzzer|SUMMARY: ' "$log"; then
+    result="FAILED (see $log)"
+    status=1
+  fi
+  printf '%-16s %12s %10s %8s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$corpus" "$result"
+done
+if [ $status -ne 0 ]; then
+  for t in "${targets[@]}"; do
+    grep -B2 -A30 -E '^==[0-9]+==ERROR|runtime error:|fuzz invariant violated|ERROR: libFuzzer' \
+      "$dir/logs/$t.log" | head -60 || true
+  done
+  echo "fuzzing found problems; inputs are in $dir/crashes/"
+fi
+exit $status
