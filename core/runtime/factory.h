@@ -105,6 +105,8 @@ class Factory {
   [[nodiscard]] Status setup_bounds(const FactoryOptions& options);
   // The bound plan when `input_dims` lie within it, else nullptr.
   [[nodiscard]] const ShapePlan* bound_for(std::span<const Dims> input_dims) const;
+  // Creates node n's kernel (or sets `error`); safe to run for several nodes at once.
+  void create_kernel(const KernelRegistry& reg, int n, int opset, std::string& error);
   // Interns packed blocks (dedup) and drops params only packed kernels read.
   void share_packed(const FactoryOptions& options);
   Graph graph_;
