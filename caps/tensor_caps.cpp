@@ -183,4 +183,29 @@ CapsPtr fixate(const GstCaps* caps) {
   return CapsPtr(gst_caps_fixate(gst_caps_copy(caps)));
 }
 
+std::optional<Shape> shape_bound(const GstCaps* caps) {
+  if (caps == nullptr || gst_caps_is_empty(caps) || gst_caps_is_any(caps)) return std::nullopt;
+  const GValue* shape = gst_structure_get_value(gst_caps_get_structure(caps, 0), "shape");
+  if (shape == nullptr || !GST_VALUE_HOLDS_ARRAY(shape)) return std::nullopt;
+  Shape out;
+  bool any_range = false;
+  for (guint k = 0; k < gst_value_array_get_size(shape); ++k) {
+    const GValue* d = gst_value_array_get_value(shape, k);
+    int v = 0;
+    if (G_VALUE_HOLDS_INT(d)) {
+      v = g_value_get_int(d);
+    } else if (GST_VALUE_HOLDS_INT_RANGE(d)) {
+      v = gst_value_get_int_range_max(d);
+      any_range = true;
+    } else {
+      return std::nullopt;
+    }
+    // An unbounded range (or an absurd bound) plans nothing useful.
+    if (v < 1 || v >= (1 << 20)) return std::nullopt;
+    out.push_back(v);
+  }
+  if (!any_range || out.empty() || shape_numel(out) > (int64_t{1} << 24)) return std::nullopt;
+  return out;
+}
+
 }  // namespace weave::caps

@@ -18,6 +18,7 @@
 #include <gst/gst.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -74,6 +75,12 @@ struct CapsTensor {
 // intersect with the model tensor's caps. The error names both sides like check_fits.
 [[nodiscard]] Status check_caps_fit(const GstCaps* caps, const TensorInfo& model, std::string_view pad,
                                     std::string_view role = "input");
+
+// The planned bound fixed caps promise: the upper end of every dim of the first structure's
+// shape, when the shape has at least one int range and every dim is finite (< 2^20). Ranges
+// whose product exceeds 2^24 elements are "any size" offers (weaveconvert's
+// <[1,16384],[1,16384]>) rather than bounds worth planning memory for: nullopt then too.
+[[nodiscard]] std::optional<Shape> shape_bound(const GstCaps* caps);
 
 // a ∩ b (either may be null = "anything": the other is returned).
 [[nodiscard]] CapsPtr intersect(const GstCaps* a, const GstCaps* b);

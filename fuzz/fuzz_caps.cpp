@@ -15,11 +15,14 @@ namespace {
 
 using weave::fuzz::Input;
 
-void put_dim(Input& in, GValue* array, int depth);
+void put_dim(Input& in, GValue* list, int depth, uint8_t leaf);
 
-// GStreamer's lists and arrays hold values of one type (caps from real elements always do), so
-// a container picks the kind of its elements once.
-void put_value(Input& in, GValue* out, int depth, uint8_t kind) {
+bool is_container(uint8_t kind) {
+  return kind % 8 == 5 || kind % 8 == 6;
+}
+
+// A value that is not a list or array: an int, an int range, a string, a double or a boolean.
+void put_scalar(Input& in, GValue* out, uint8_t kind) {
   switch (kind % 8) {
     case 0:
     case 1:
@@ -45,15 +48,6 @@ void put_value(Input& in, GValue* out, int depth, uint8_t kind) {
       g_value_init(out, G_TYPE_DOUBLE);
       g_value_set_double(out, static_cast<double>(static_cast<int>(in.u32())) / 7.0);
       break;
-    case 5:
-    case 6:
-      if (depth < 3) {
-        // Lists only at the top (GStreamer has no lists of lists; building one leaks in GLib).
-        g_value_init(out, depth == 0 && in.u8() % 2 ? GST_TYPE_LIST : GST_TYPE_ARRAY);
-        put_dim(in, out, depth + 1);
-        break;
-      }
-      [[fallthrough]];
     default:
       g_value_init(out, G_TYPE_BOOLEAN);
       g_value_set_boolean(out, in.u8() & 1);
@@ -61,17 +55,41 @@ void put_value(Input& in, GValue* out, int depth, uint8_t kind) {
   }
 }
 
-void put_dim(Input& in, GValue* list, int depth) {
+// GStreamer's lists and arrays hold values of one basic type: the type of their innermost first
+// element (caps from real elements always do; GStreamer refuses to append another, which leaves
+// the value to the caller). So a container picks the kind of its elements once, and nested
+// containers all end in one `leaf` kind. Lists only at the top (GStreamer has no lists of lists).
+void put_value(Input& in, GValue* out, int depth, uint8_t kind, uint8_t leaf) {
+  if (is_container(kind) && depth < 3) {
+    g_value_init(out, depth == 0 && in.u8() % 2 ? GST_TYPE_LIST : GST_TYPE_ARRAY);
+    put_dim(in, out, depth + 1, leaf);
+    return;
+  }
+  put_scalar(in, out, is_container(kind) ? leaf : kind);
+}
+
+void put_dim(Input& in, GValue* list, int depth, uint8_t leaf) {
   const int n = in.u8() % 10;
-  const uint8_t kind = in.u8();
+  const uint8_t kind = is_container(in.u8()) ? 5 : leaf;  // containers, or leaves
   for (int i = 0; i < n; ++i) {
     GValue v = G_VALUE_INIT;
-    put_value(in, &v, depth, kind);
-    if (GST_VALUE_HOLDS_LIST(list))
+    put_value(in, &v, depth, kind, leaf);
+    const bool is_list = GST_VALUE_HOLDS_LIST(list);
+    const guint before = is_list ? gst_value_list_get_size(list) : gst_value_array_get_size(list);
+    if (is_list)
       gst_value_list_append_and_take_value(list, &v);
     else
       gst_value_array_append_and_take_value(list, &v);
+    // Refused (not expected with one basic type): the value was not taken.
+    if ((is_list ? gst_value_list_get_size(list) : gst_value_array_get_size(list)) == before)
+      g_value_unset(&v);
   }
+}
+
+// The leaf kind of one value: never a container.
+uint8_t leaf_kind(Input& in) {
+  const uint8_t k = in.u8() % 8;
+  return is_container(k) ? 7 : k;
 }
 
 GstCaps* built_caps(Input& in) {
@@ -93,16 +111,19 @@ GstCaps* built_caps(Input& in) {
       gst_structure_set(st, "dtype", G_TYPE_STRING, dt.c_str(), nullptr);
     } else if (fields & 4) {
       GValue v = G_VALUE_INIT;
-      put_value(in, &v, 2, in.u8());
+      const uint8_t kind = in.u8();
+      put_value(in, &v, 2, kind, leaf_kind(in));
       gst_structure_take_value(st, "dtype", &v);
     }
     if (fields & 8) {
       GValue shape = G_VALUE_INIT;
+      const uint8_t kind = in.u8();
+      const uint8_t leaf = leaf_kind(in);
       if (fields & 16) {
-        put_value(in, &shape, 0, in.u8());
+        put_value(in, &shape, 0, kind, leaf);
       } else {
         g_value_init(&shape, GST_TYPE_ARRAY);
-        put_dim(in, &shape, 1);
+        put_dim(in, &shape, 1, leaf);
       }
       gst_structure_take_value(st, "shape", &shape);
     }

@@ -3,7 +3,19 @@
  * @title: weaveconvert
  *
  * Converts raw video frames into a float32 tensor for a model: colour conversion, resize
- * (stretch or letterbox), scaling, per-channel mean/std and NCHW or NHWC layout.
+ * (stretch or letterbox), scaling, per-channel mean/std and NCHW or NHWC layout. Every tensor
+ * carries where it came from (frame size and resize geometry) as a meta, so that results map
+ * back to frame pixels (weavemeta).
+ *
+ * With `mode=rois` the tensor is a batch of crops of the frame's regions of interest
+ * (GstVideoRegionOfInterestMeta, e.g. text boxes found by `weavemeta mode=db`): each region is cut
+ * out upright (rotated boxes through a perspective warp, turned over when its `angle` param says
+ * 180), resized to the tensor height keeping its aspect ratio and padded on the right. The batch
+ * is `<N,3,H,W>` with N the number of regions (at most `max-batch` per tensor; more make several
+ * tensors) and W the widest crop's width, within `min-width`..`max-width`, unless the width is
+ * fixed (property or downstream caps). The caps change with N and W; the upper bounds are in the
+ * caps, so a following weaveinfer plans memory once for them. A frame without regions gives a
+ * GAP event in place of a tensor, so that nothing downstream waits for it.
  *
  * The output shape comes from what downstream accepts. A `weaveinfer` whose model wants
  * `<1,3,224,224>` gets 224x224; a model with open height and width gets the video's own size
@@ -16,6 +28,13 @@
  *     std=0.229,0.224,0.225 ! weaveinfer model=resnet18.onnx ! weavedecode labels=imagenet.txt json=stdout \
  *     ! fakesink
  * ]|
+ * Crops of text regions for PP-OCR's recognizer (height 48 from the model, width per batch):
+ * |[
+ * ... ! weavemeta name=boxes mode=db ! tee name=t t. ! queue ! rec.video
+ *     t. ! queue ! weaveconvert mode=rois roi-type=text mean=0.5 std=0.5 channel-order=bgr pad-value=127.5
+ *        ! weaveinfer model=ch_PP-OCRv4_rec_infer.onnx ! rec.tensor
+ *     weavemeta name=rec mode=ctc labels=ppocr_keys_v1.txt ! ...
+ * ]|
  */
 #include "gst-plugin/gstweaveconvert.h"
 
@@ -23,6 +42,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -30,8 +50,15 @@
 #include <string>
 #include <vector>
 
+#include "caps/roi_meta.h"
+#include "caps/tensor_caps.h"
+#include "caps/tensor_origin.h"
+#include "caps/video_frame.h"
+#include "core/stream/work_time.h"
+#include "core/vision/crops.h"
 #include "core/vision/preprocess.h"
 #include "gst-plugin/elements.h"
+#include "gst-plugin/gstweavememory.h"
 
 GST_DEBUG_CATEGORY_STATIC(weave_convert_debug);
 #define GST_CAT_DEFAULT weave_convert_debug
@@ -55,7 +82,20 @@ enum {
   PROP_HEIGHT,
   PROP_MULTIPLE,
   PROP_LETTERBOX,
+  PROP_MODE,
+  PROP_ROI_TYPE,
+  PROP_MAX_BATCH,
+  PROP_MIN_WIDTH,
+  PROP_MAX_WIDTH,
+  PROP_MAX_SIDE,
+  PROP_FRAMES,
+  PROP_CROPS,
+  PROP_MEAN_MS,
 };
+
+constexpr int kDefaultMaxBatch = 16;
+constexpr int kDefaultMinWidth = 8;
+constexpr int kDefaultMaxWidth = 960;
 
 // C++ state of the element, constructed in instance_init and destroyed in finalize.
 struct ConvertState {
@@ -67,6 +107,26 @@ struct ConvertState {
   int out_width = 0;
   int out_height = 0;
   std::string letterbox;  // last geometry, serialized as a GstStructure
+
+  // mode=rois
+  bool rois = false;
+  std::string roi_type;  // "" = every region
+  int max_batch = kDefaultMaxBatch;
+  int min_width = kDefaultMinWidth;
+  int max_width = kDefaultMaxWidth;
+  int max_side = 0;          // mode=frame: the video size as tensor size, scaled down to this (0 = no limit)
+  bool width_fixed = false;  // negotiated: the crop width is fixed (out_width), else per batch
+  // Crops of the frame being converted (streaming thread only): its batches go out one per
+  // generate_output call.
+  GstBuffer* crop_input = nullptr;
+  std::vector<wv::Region> regions;
+  std::vector<wv::CropBatch> batches;
+  std::size_t next_batch = 0;
+  weave::Dims out_dims;  // of the caps last sent
+
+  // Statistics
+  weave::stream::WorkTime work;
+  std::atomic<guint64> crops{0};
 };
 
 }  // namespace
@@ -113,6 +173,20 @@ GType gst_weave_resize_get_type(void) {
   return type;
 }
 
+GType gst_weave_convert_mode_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_WEAVE_CONVERT_MODE_FRAME, "The whole frame: one tensor <1,3,H,W> per frame", "frame"},
+      {GST_WEAVE_CONVERT_MODE_ROIS,
+       "Crops of the frame's regions of interest: a batch <N,3,H,W> per frame (a GAP when there are none)",
+       "rois"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstWeaveConvertMode", values));
+  return type;
+}
+
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
     "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
     GST_STATIC_CAPS("video/x-raw, format=(string){ RGB, BGR, RGBA, BGRA, RGBx, BGRx, GRAY8, I420, NV12 }, "
@@ -151,21 +225,25 @@ void append_range(GValue* array, int lo, int hi) {
   gst_value_array_append_and_take_value(array, &item);
 }
 
-// The one tensor structure this element can produce: <1,3,H,W> or <1,H,W,3>, with H and W fixed
-// by the properties or left as ranges for downstream and fixate_caps to settle.
-GstStructure* output_structure(wv::Layout layout, int width, int height) {
+// The one tensor structure this element can produce: <B,3,H,W> or <B,H,W,3>, with H and W fixed
+// by the properties or left as ranges (up to max_side) for downstream and fixate_caps to settle;
+// B is 1 for frames and 1..max_batch for crops.
+GstStructure* output_structure(wv::Layout layout, int width, int height, int max_batch, int max_width) {
   GValue shape = G_VALUE_INIT;
   gst_value_array_init(&shape, 4);
-  auto add_side = [&](int v) {
+  auto add_side = [&](int v, int max) {
     if (v > 0)
       append_int(&shape, v);
     else
-      append_range(&shape, 1, wv::kMaxImageSide);
+      append_range(&shape, 1, max);
   };
-  append_int(&shape, 1);
+  if (max_batch > 1)
+    append_range(&shape, 1, max_batch);
+  else
+    append_int(&shape, 1);
   if (layout == wv::Layout::nchw) append_int(&shape, 3);
-  add_side(height);
-  add_side(width);
+  add_side(height, wv::kMaxImageSide);
+  add_side(width, max_width);
   if (layout == wv::Layout::nhwc) append_int(&shape, 3);
   GstStructure* s = gst_structure_new("tensor/x-raw", "dtype", G_TYPE_STRING, "float32", nullptr);
   gst_structure_take_value(s, "shape", &shape);
@@ -227,7 +305,10 @@ static GstCaps* gst_weave_convert_transform_caps(GstBaseTransform* bt, GstPadDir
     } else {
       ConvertState& s = st(bt);
       std::lock_guard lock(s.lock);
-      result = gst_caps_new_full(output_structure(s.props.layout, s.props.width, s.props.height), nullptr);
+      result = gst_caps_new_full(
+          output_structure(s.props.layout, s.props.width, s.props.height, s.rois ? s.max_batch : 1,
+                           s.rois ? s.max_width : wv::kMaxImageSide),
+          nullptr);
     }
   } else {
     // Any frame size converts to any tensor size, so upstream may offer whatever it has.
@@ -259,24 +340,44 @@ static GstCaps* gst_weave_convert_fixate_caps(GstBaseTransform* bt, GstPadDirect
   }
   ConvertState& s = st(bt);
   wv::Layout layout;
+  bool rois = false;
   {
     std::lock_guard lock(s.lock);
     layout = s.props.layout;
+    rois = s.rois;
+    if (s.max_side > 0 && std::max(want_w, want_h) > s.max_side) {
+      // Keep the aspect ratio (PaddleOCR's limit_side_len), then round to the multiple.
+      const double f = static_cast<double>(s.max_side) / std::max(want_w, want_h);
+      want_w = std::max(1, static_cast<int>(want_w * f));
+      want_h = std::max(1, static_cast<int>(want_h * f));
+    }
     want_w = round_up(want_w, s.multiple);
     want_h = round_up(want_h, s.multiple);
+    if (rois) {
+      // Crops: as tall as the model or the property says (PP-OCR's 48 otherwise); a width left
+      // open by downstream is chosen per batch, up to max-width.
+      want_h = s.props.height > 0 ? s.props.height : 48;
+      want_w = s.max_width;
+    }
   }
   const DimIndex idx = dim_index(layout);
   const GValue* shape = gst_structure_get_value(out, "shape");
-  if (shape != nullptr && GST_VALUE_HOLDS_ARRAY(shape) && gst_value_array_get_size(shape) == 4 &&
-      !gst_value_is_fixed(shape)) {
-    GValue fixed = G_VALUE_INIT;
-    gst_value_array_init(&fixed, 4);
-    for (int i = 0; i < 4; ++i) {
-      const GValue* d = gst_value_array_get_value(shape, i);
-      const int want = i == idx.h ? want_h : i == idx.w ? want_w : i == idx.c ? 3 : 1;
-      append_int(&fixed, fit_dim(d, want));
+  if (shape != nullptr && GST_VALUE_HOLDS_ARRAY(shape) && gst_value_array_get_size(shape) == 4) {
+    if (rois) {
+      const bool fixed_width = G_VALUE_HOLDS_INT(gst_value_array_get_value(shape, idx.w));
+      std::lock_guard lock(s.lock);
+      s.width_fixed = fixed_width;
     }
-    gst_structure_take_value(out, "shape", &fixed);
+    if (!gst_value_is_fixed(shape)) {
+      GValue fixed = G_VALUE_INIT;
+      gst_value_array_init(&fixed, 4);
+      for (int i = 0; i < 4; ++i) {
+        const GValue* d = gst_value_array_get_value(shape, i);
+        const int want = i == idx.h ? want_h : i == idx.w ? want_w : i == idx.c ? 3 : 1;
+        append_int(&fixed, fit_dim(d, want));
+      }
+      gst_structure_take_value(out, "shape", &fixed);
+    }
   }
   if (!gst_structure_has_field(out, "name")) {
     gst_structure_set(out, "name", G_TYPE_STRING, "input", nullptr);
@@ -308,8 +409,8 @@ static gboolean gst_weave_convert_set_caps(GstBaseTransform* bt, GstCaps* incaps
   }
   std::lock_guard lock(s.lock);
   const DimIndex idx = dim_index(s.props.layout);
-  if (shape[0] != 1 || shape[idx.c] != 3 || shape[idx.h] <= 0 || shape[idx.w] <= 0 ||
-      shape[idx.h] > wv::kMaxImageSide || shape[idx.w] > wv::kMaxImageSide) {
+  if ((shape[0] != 1 && !s.rois) || shape[0] < 1 || shape[idx.c] != 3 || shape[idx.h] <= 0 ||
+      shape[idx.w] <= 0 || shape[idx.h] > wv::kMaxImageSide || shape[idx.w] > wv::kMaxImageSide) {
     GST_ERROR_OBJECT(bt, "output shape <%d,%d,%d,%d> does not fit layout %s (batch 1, 3 channels)", shape[0],
                      shape[1], shape[2], shape[3], s.props.layout == wv::Layout::nchw ? "nchw" : "nhwc");
     return FALSE;
@@ -317,6 +418,7 @@ static gboolean gst_weave_convert_set_caps(GstBaseTransform* bt, GstCaps* incaps
   s.in_info = info;
   s.out_width = shape[idx.w];
   s.out_height = shape[idx.h];
+  s.out_dims = weave::Dims{shape[0], shape[1], shape[2], shape[3]};
   GST_INFO_OBJECT(bt, "%s %dx%d -> tensor %dx%d", gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)),
                   GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info), s.out_width, s.out_height);
   return TRUE;
@@ -347,6 +449,7 @@ static gboolean gst_weave_convert_transform_size(GstBaseTransform* bt, GstPadDir
 
 static GstFlowReturn gst_weave_convert_transform(GstBaseTransform* bt, GstBuffer* inbuf, GstBuffer* outbuf) {
   ConvertState& s = st(bt);
+  const auto t0 = weave::stream::WorkTime::Clock::now();
   wv::PreprocessSpec spec;
   GstVideoInfo info;
   {
@@ -371,19 +474,7 @@ static GstFlowReturn gst_weave_convert_transform(GstBaseTransform* bt, GstBuffer
                       (nullptr));
     return GST_FLOW_ERROR;
   }
-  wv::ImageView img;
-  img.format = *format;
-  img.width = GST_VIDEO_FRAME_WIDTH(&frame);
-  img.height = GST_VIDEO_FRAME_HEIGHT(&frame);
-  bool negative_stride = false;
-  for (int p = 0; p < wv::plane_count(img.format) && p < static_cast<int>(GST_VIDEO_FRAME_N_PLANES(&frame));
-       ++p) {
-    img.planes[p] = static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p));
-    const int stride = GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p);
-    negative_stride = negative_stride || stride < 0;
-    img.strides[p] = static_cast<std::size_t>(std::max(stride, 0));
-  }
-
+  auto img = weave::caps::image_view(frame);
   GstMapInfo out;
   if (!gst_buffer_map(outbuf, &out, GST_MAP_WRITE)) {
     gst_video_frame_unmap(&frame);
@@ -391,18 +482,20 @@ static GstFlowReturn gst_weave_convert_transform(GstBaseTransform* bt, GstBuffer
     return GST_FLOW_ERROR;
   }
   const std::size_t n = wv::output_elements(spec);
-  weave::Expected<wv::Letterbox> lb = weave::make_error("negative strides are not supported");
-  if (!negative_stride) {
+  weave::Expected<wv::Letterbox> lb = weave::make_error("no image");
+  if (!img) {
+    lb = img.error();
+  } else {
     if (out.size < n * sizeof(float)) {
       lb = weave::make_error("output buffer of ", out.size, " bytes is smaller than the tensor (",
                              n * sizeof(float), ")");
     } else if (reinterpret_cast<std::uintptr_t>(out.data) % alignof(float) != 0) {
       // Buffer pools align far more than this; a misaligned buffer goes through a copy.
       std::vector<float> tmp(n);
-      lb = wv::preprocess(img, spec, tmp);
+      lb = wv::preprocess(*img, spec, tmp);
       if (lb) std::memcpy(out.data, tmp.data(), n * sizeof(float));
     } else {
-      lb = wv::preprocess(img, spec, std::span<float>(reinterpret_cast<float*>(out.data), n));
+      lb = wv::preprocess(*img, spec, std::span<float>(reinterpret_cast<float*>(out.data), n));
     }
   }
   gst_buffer_unmap(outbuf, &out);
@@ -411,6 +504,16 @@ static GstFlowReturn gst_weave_convert_transform(GstBaseTransform* bt, GstBuffer
     GST_ELEMENT_ERROR(bt, STREAM, FAILED, ("weaveconvert: %s", lb.message().c_str()), (nullptr));
     return GST_FLOW_ERROR;
   }
+
+  weave::caps::TensorOrigin origin;
+  origin.frame_width = GST_VIDEO_INFO_WIDTH(&info);
+  origin.frame_height = GST_VIDEO_INFO_HEIGHT(&info);
+  origin.input_width = spec.width;
+  origin.input_height = spec.height;
+  origin.geometry = *lb;
+  weave::caps::set_tensor_origin(outbuf, origin);
+  s.work.count_frame();
+  s.work.add_since(t0);
 
   GstStructure* geo = gst_structure_new("letterbox", "scale-x", G_TYPE_DOUBLE, lb->scale_x, "scale-y",
                                         G_TYPE_DOUBLE, lb->scale_y, "offset-x", G_TYPE_INT, lb->offset_x,
@@ -427,6 +530,152 @@ static GstFlowReturn gst_weave_convert_transform(GstBaseTransform* bt, GstBuffer
   }
   g_free(text);
   return GST_FLOW_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// mode=rois: batches of crops, one generate_output call per batch
+
+static void drop_crops(ConvertState& s) {
+  if (s.crop_input != nullptr) gst_buffer_unref(s.crop_input);
+  s.crop_input = nullptr;
+  s.regions.clear();
+  s.batches.clear();
+  s.next_batch = 0;
+}
+
+// Plans the crops of the queued frame. False (and the frame handed on as a GAP) when it has none.
+static GstFlowReturn plan_frame(GstBaseTransform* bt, ConvertState& s, const wv::CropSpec& spec,
+                                const GstVideoInfo& info, bool& any) {
+  GstBuffer* in = bt->queued_buf;
+  bt->queued_buf = nullptr;
+  any = false;
+  if (in == nullptr) return GST_FLOW_OK;
+  s.regions = weave::caps::read_regions(in, s.roi_type);
+  auto batches = wv::plan_crops(s.regions, GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info), spec);
+  if (!batches) {
+    gst_buffer_unref(in);
+    GST_ELEMENT_ERROR(bt, STREAM, FAILED, ("weaveconvert: %s", batches.message().c_str()), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  s.work.count_frame();
+  if (batches->empty()) {
+    // Nothing to crop: downstream learns that this frame's time has no tensor.
+    GST_LOG_OBJECT(bt, "no region on the frame at %" GST_TIME_FORMAT ": gap",
+                   GST_TIME_ARGS(GST_BUFFER_PTS(in)));
+    if (GST_BUFFER_PTS_IS_VALID(in))
+      gst_pad_push_event(GST_BASE_TRANSFORM_SRC_PAD(bt),
+                         gst_event_new_gap(GST_BUFFER_PTS(in), GST_BUFFER_DURATION(in)));
+    gst_buffer_unref(in);
+    s.regions.clear();
+    return GST_FLOW_OK;
+  }
+  s.crop_input = in;
+  s.batches = std::move(*batches);
+  s.next_batch = 0;
+  any = true;
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn gst_weave_convert_generate_output(GstBaseTransform* bt, GstBuffer** outbuf) {
+  ConvertState& s = st(bt);
+  *outbuf = nullptr;
+  wv::CropSpec spec;
+  GstVideoInfo info;
+  {
+    std::unique_lock lock(s.lock);
+    if (!s.rois) {
+      lock.unlock();  // the frame path (transform) takes the lock itself
+      return GST_BASE_TRANSFORM_CLASS(gst_weave_convert_parent_class)->generate_output(bt, outbuf);
+    }
+    spec.height = s.out_height;
+    spec.width = s.width_fixed ? s.out_width : 0;
+    spec.min_width = std::min(s.min_width, s.max_width);
+    spec.max_width = s.max_width;
+    spec.multiple = s.multiple;
+    spec.max_batch = s.max_batch;
+    spec.norm = s.props;
+    info = s.in_info;
+  }
+  if (spec.height <= 0) {
+    GST_ELEMENT_ERROR(bt, CORE, NEGOTIATION, ("weaveconvert: caps were not negotiated"), (nullptr));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  const auto t0 = weave::stream::WorkTime::Clock::now();
+  if (s.next_batch >= s.batches.size()) {
+    drop_crops(s);
+    bool any = false;
+    if (GstFlowReturn r = plan_frame(bt, s, spec, info, any); r != GST_FLOW_OK || !any) return r;
+  }
+  const std::size_t k = s.next_batch++;
+  const wv::CropBatch& batch = s.batches[k];
+  const DimIndex idx = dim_index(spec.norm.layout);
+  weave::Dims dims{batch.size(), 3, spec.height, batch.width};
+  if (idx.c == 3) dims = weave::Dims{batch.size(), spec.height, batch.width, 3};
+  if (!(dims == s.out_dims)) {
+    GstCaps* current = gst_pad_get_current_caps(GST_BASE_TRANSFORM_SRC_PAD(bt));
+    const GstStructure* cs = current != nullptr ? gst_caps_get_structure(current, 0) : nullptr;
+    const char* name = cs != nullptr ? gst_structure_get_string(cs, "name") : nullptr;
+    auto caps = weave::caps::caps_from_dims(name != nullptr ? name : "input", weave::DType::float32, dims);
+    if (current != nullptr) gst_caps_unref(current);
+    if (!gst_base_transform_update_src_caps(bt, caps.get())) {
+      drop_crops(s);
+      GST_ELEMENT_ERROR(
+          bt, CORE, NEGOTIATION,
+          ("weaveconvert: downstream refused crops of shape %s", weave::caps::shape_text(dims).c_str()),
+          (nullptr));
+      return GST_FLOW_NOT_NEGOTIATED;
+    }
+    s.out_dims = dims;
+  }
+  const std::size_t n = wv::crop_elements(batch, spec);
+  GstBuffer* out = weave::gst::output_buffer_new(n * sizeof(float));
+  GstVideoFrame frame;
+  if (out == nullptr || !gst_video_frame_map(&frame, &info, s.crop_input, GST_MAP_READ)) {
+    if (out != nullptr) gst_buffer_unref(out);
+    drop_crops(s);
+    GST_ELEMENT_ERROR(bt, STREAM, FORMAT, ("weaveconvert: cannot map the frame or allocate %zu crops", n),
+                      (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  weave::Status st = weave::Status();
+  GstMapInfo map;
+  auto img = weave::caps::image_view(frame);
+  if (!img) {
+    st = img.error();
+  } else if (!gst_buffer_map(out, &map, GST_MAP_WRITE)) {
+    st = weave::make_error("cannot map the output buffer");
+  } else {
+    st =
+        wv::crop_batch(*img, s.regions, batch, spec, std::span<float>(reinterpret_cast<float*>(map.data), n));
+    gst_buffer_unmap(out, &map);
+  }
+  gst_video_frame_unmap(&frame);
+  if (!st) {
+    gst_buffer_unref(out);
+    drop_crops(s);
+    GST_ELEMENT_ERROR(bt, STREAM, FAILED, ("weaveconvert: %s", st.message().c_str()), (nullptr));
+    return GST_FLOW_ERROR;
+  }
+  gst_buffer_copy_into(out, s.crop_input, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
+  weave::caps::TensorOrigin origin;
+  origin.frame_width = GST_VIDEO_INFO_WIDTH(&info);
+  origin.frame_height = GST_VIDEO_INFO_HEIGHT(&info);
+  origin.input_width = batch.width;
+  origin.input_height = spec.height;
+  for (int r : batch.regions) origin.roi_ids.push_back(s.regions[static_cast<std::size_t>(r)].id);
+  origin.batch = static_cast<int>(k);
+  origin.batches = static_cast<int>(s.batches.size());
+  weave::caps::set_tensor_origin(out, origin);
+  s.crops += static_cast<guint64>(batch.size());
+  s.work.add_since(t0);
+  if (s.next_batch >= s.batches.size()) drop_crops(s);
+  *outbuf = out;
+  return GST_FLOW_OK;
+}
+
+static gboolean gst_weave_convert_stop(GstBaseTransform* bt) {
+  drop_crops(st(bt));
+  return TRUE;
 }
 
 static void gst_weave_convert_set_property(GObject* object, guint prop_id, const GValue* value,
@@ -488,6 +737,30 @@ static void gst_weave_convert_set_property(GObject* object, guint prop_id, const
         s.multiple = g_value_get_int(value);
         renegotiate = true;
         break;
+      case PROP_MODE:
+        s.rois = g_value_get_enum(value) == GST_WEAVE_CONVERT_MODE_ROIS;
+        renegotiate = true;
+        break;
+      case PROP_ROI_TYPE: {
+        const char* t = g_value_get_string(value);
+        s.roi_type = t != nullptr ? t : "";
+        break;
+      }
+      case PROP_MAX_BATCH:
+        s.max_batch = g_value_get_int(value);
+        renegotiate = true;
+        break;
+      case PROP_MIN_WIDTH:
+        s.min_width = g_value_get_int(value);
+        break;
+      case PROP_MAX_WIDTH:
+        s.max_width = g_value_get_int(value);
+        renegotiate = true;
+        break;
+      case PROP_MAX_SIDE:
+        s.max_side = g_value_get_int(value);
+        renegotiate = true;
+        break;
       default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
         break;
@@ -535,6 +808,33 @@ static void gst_weave_convert_get_property(GObject* object, guint prop_id, GValu
       break;
     case PROP_LETTERBOX:
       g_value_set_string(value, s.letterbox.empty() ? nullptr : s.letterbox.c_str());
+      break;
+    case PROP_MODE:
+      g_value_set_enum(value, s.rois ? GST_WEAVE_CONVERT_MODE_ROIS : GST_WEAVE_CONVERT_MODE_FRAME);
+      break;
+    case PROP_ROI_TYPE:
+      g_value_set_string(value, s.roi_type.empty() ? nullptr : s.roi_type.c_str());
+      break;
+    case PROP_MAX_BATCH:
+      g_value_set_int(value, s.max_batch);
+      break;
+    case PROP_MIN_WIDTH:
+      g_value_set_int(value, s.min_width);
+      break;
+    case PROP_MAX_WIDTH:
+      g_value_set_int(value, s.max_width);
+      break;
+    case PROP_MAX_SIDE:
+      g_value_set_int(value, s.max_side);
+      break;
+    case PROP_FRAMES:
+      g_value_set_uint64(value, s.work.frames());
+      break;
+    case PROP_CROPS:
+      g_value_set_uint64(value, s.crops.load());
+      break;
+    case PROP_MEAN_MS:
+      g_value_set_double(value, s.work.mean_ms());
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -629,6 +929,59 @@ static void gst_weave_convert_class_init(GstWeaveConvertClass* klass) {
                           "the first frame",
                           nullptr, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
+  g_object_class_install_property(
+      gobject_class, PROP_MODE,
+      g_param_spec_enum(
+          "mode", "Mode",
+          "What becomes the tensor: the whole frame, or crops of its regions of interest (a batch "
+          "<N,3,H,W> per frame, a GAP event for a frame without regions)",
+          gst_weave_convert_mode_get_type(), GST_WEAVE_CONVERT_MODE_FRAME, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_ROI_TYPE,
+      g_param_spec_string("roi-type", "ROI type",
+                          "mode=rois: crop only regions of this type (e.g. \"text\"); NULL = every region",
+                          nullptr, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_BATCH,
+      g_param_spec_int(
+          "max-batch", "Max batch",
+          "mode=rois: crops per tensor at most (the planned bound of the batch dim); a frame with "
+          "more regions gives several tensors",
+          1, 1024, kDefaultMaxBatch, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_MIN_WIDTH,
+      g_param_spec_int("min-width", "Min width",
+                       "mode=rois with a width chosen per batch: the least tensor width", 1,
+                       wv::kMaxImageSide, kDefaultMinWidth, rw_playing));
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_WIDTH,
+      g_param_spec_int(
+          "max-width", "Max width",
+          "mode=rois with a width chosen per batch: the greatest tensor width (the planned bound; "
+          "wider crops are squeezed)",
+          1, wv::kMaxImageSide, kDefaultMaxWidth, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_SIDE,
+      g_param_spec_int(
+          "max-side", "Max side",
+          "mode=frame, when the tensor takes the video's own size: scale it down keeping the aspect "
+          "ratio so that its longer side is at most this, before rounding to multiple (0 = no limit; "
+          "PP-OCR's detector uses 960)",
+          0, wv::kMaxImageSide, 0, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_FRAMES,
+      g_param_spec_uint64("frames", "Frames", "Frames converted since start", 0, G_MAXUINT64, 0,
+                          static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+  g_object_class_install_property(
+      gobject_class, PROP_CROPS,
+      g_param_spec_uint64("crops", "Crops", "mode=rois: regions cropped since start", 0, G_MAXUINT64, 0,
+                          static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+  g_object_class_install_property(
+      gobject_class, PROP_MEAN_MS,
+      g_param_spec_double("mean-ms", "Mean time", "Mean time spent converting one frame, in milliseconds", 0,
+                          G_MAXDOUBLE, 0,
+                          static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+
   gst_element_class_set_static_metadata(element_class, "Weave video to tensor converter",
                                         "Filter/Converter/Video",
                                         "Converts raw video to a float32 tensor (resize, colour order, "
@@ -642,11 +995,14 @@ static void gst_weave_convert_class_init(GstWeaveConvertClass* klass) {
   bt_class->set_caps = GST_DEBUG_FUNCPTR(gst_weave_convert_set_caps);
   bt_class->transform_size = GST_DEBUG_FUNCPTR(gst_weave_convert_transform_size);
   bt_class->transform = GST_DEBUG_FUNCPTR(gst_weave_convert_transform);
+  bt_class->generate_output = GST_DEBUG_FUNCPTR(gst_weave_convert_generate_output);
+  bt_class->stop = GST_DEBUG_FUNCPTR(gst_weave_convert_stop);
   bt_class->passthrough_on_same_caps = FALSE;
 
   gst_type_mark_as_plugin_api(gst_weave_layout_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(gst_weave_channel_order_get_type(), static_cast<GstPluginAPIFlags>(0));
   gst_type_mark_as_plugin_api(gst_weave_resize_get_type(), static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(gst_weave_convert_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
   GST_DEBUG_CATEGORY_INIT(weave_convert_debug, "weaveconvert", 0, "Weave video to tensor converter");
 }
 

@@ -1,5 +1,6 @@
-// weaveconvert: video/x-raw -> tensor/x-raw (float32, NCHW or NHWC). Negotiation and buffer
-// mapping only; the image work is weave::vision::preprocess (core/vision/preprocess.h).
+// weaveconvert: video/x-raw -> tensor/x-raw (float32, NCHW or NHWC), of the whole frame or of its
+// regions of interest (a batch of crops). Negotiation and buffer mapping only; the image work is
+// weave::vision::preprocess and weave::vision::crop_batch (core/vision/).
 #pragma once
 
 #include <gst/base/gstbasetransform.h>
@@ -14,9 +15,11 @@ G_DECLARE_FINAL_TYPE(GstWeaveConvert, gst_weave_convert, GST, WEAVE_CONVERT, Gst
 typedef enum { GST_WEAVE_LAYOUT_NCHW = 0, GST_WEAVE_LAYOUT_NHWC = 1 } GstWeaveLayout;
 typedef enum { GST_WEAVE_CHANNEL_ORDER_RGB = 0, GST_WEAVE_CHANNEL_ORDER_BGR = 1 } GstWeaveChannelOrder;
 typedef enum { GST_WEAVE_RESIZE_STRETCH = 0, GST_WEAVE_RESIZE_LETTERBOX = 1 } GstWeaveResize;
+typedef enum { GST_WEAVE_CONVERT_MODE_FRAME = 0, GST_WEAVE_CONVERT_MODE_ROIS = 1 } GstWeaveConvertMode;
 
 GType gst_weave_layout_get_type(void);
 GType gst_weave_channel_order_get_type(void);
 GType gst_weave_resize_get_type(void);
+GType gst_weave_convert_mode_get_type(void);
 
 G_END_DECLS

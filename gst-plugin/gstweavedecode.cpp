@@ -72,8 +72,7 @@ struct DecodeState {
   // Per run (start .. stop)
   std::unique_ptr<wv::Decoder> decoder;
   std::size_t num_labels = 0;
-  std::ofstream json_file;
-  bool json_stdout = false;
+  wv::JsonLineWriter json_out;
   weave::DType dtype = weave::DType::undefined;
   weave::Dims dims;
   bool caps_ok = false;
@@ -95,8 +94,8 @@ G_DEFINE_TYPE(GstWeaveDecode, gst_weave_decode, GST_TYPE_BASE_TRANSFORM)
 GType gst_weave_decode_mode_get_type(void) {
   static GType type = 0;
   static const GEnumValue values[] = {
-      {GST_WEAVE_DECODE_MODE_CLASSIFICATION, "Top-k classes of a <N> or <1,N> score tensor",
-       "classification"},
+      {GST_WEAVE_DECODE_MODE_CLASSIFICATION,
+       "Top-k classes of a <N> score tensor, or of each row of a <B,N> one", "classification"},
       {0, nullptr, nullptr},
   };
   if (g_once_init_enter(&type))
@@ -113,14 +112,6 @@ namespace {
 
 DecodeState& st(GstBaseTransform* bt) {
   return *GST_WEAVE_DECODE(bt)->state;
-}
-
-const char* mode_nick(int mode) {
-  GEnumClass* klass = G_ENUM_CLASS(g_type_class_ref(gst_weave_decode_mode_get_type()));
-  GEnumValue* v = g_enum_get_value(klass, mode);
-  const char* nick = v != nullptr ? v->value_nick : "unknown";
-  g_type_class_unref(klass);  // the class of a static enum type is never freed
-  return nick;
 }
 
 GstStructure* result_structure(const char* mode, GstClockTime pts, const wv::DecodeResult& r) {
@@ -168,26 +159,19 @@ static gboolean gst_weave_decode_start(GstBaseTransform* bt) {
   opts.top_k = s.top_k;
   opts.softmax = s.softmax;
   opts.threshold = s.threshold;
-  auto decoder = wv::DecoderRegistry::global().make(mode_nick(s.mode), opts);
+  auto decoder = wv::DecoderRegistry::global().make(
+      weave_enum_nick(gst_weave_decode_mode_get_type(), s.mode, "classification"), opts);
   if (!decoder) {
     lock.unlock();
     GST_ELEMENT_ERROR(bt, LIBRARY, SETTINGS, ("%s", decoder.message().c_str()), (nullptr));
     return FALSE;
   }
   s.decoder = std::move(*decoder);
-  s.json_stdout = s.json == "stdout";
-  if (!s.json.empty() && !s.json_stdout) {
-    s.json_file.open(s.json, std::ios::out | std::ios::trunc);
-    if (!s.json_file) {
-      const std::string path = s.json;
-      const int err = errno;
-      s.decoder.reset();
-      lock.unlock();
-      GST_ELEMENT_ERROR(bt, RESOURCE, OPEN_WRITE,
-                        ("json file '%s': cannot open for writing (%s)", path.c_str(), std::strerror(err)),
-                        (nullptr));
-      return FALSE;
-    }
+  if (auto st = s.json_out.open(s.json); !st) {
+    s.decoder.reset();
+    lock.unlock();
+    GST_ELEMENT_ERROR(bt, RESOURCE, OPEN_WRITE, ("%s", st.message().c_str()), (nullptr));
+    return FALSE;
   }
   s.results = 0;
   s.frames = 0;
@@ -199,7 +183,7 @@ static gboolean gst_weave_decode_stop(GstBaseTransform* bt) {
   DecodeState& s = st(bt);
   std::lock_guard lock(s.lock);
   s.decoder.reset();
-  if (s.json_file.is_open()) s.json_file.close();
+  s.json_out.close();
   s.caps_ok = false;
   return TRUE;
 }
@@ -285,22 +269,13 @@ static GstFlowReturn gst_weave_decode_transform_ip(GstBaseTransform* bt, GstBuff
   }
 
   const GstClockTime pts = GST_BUFFER_PTS(buf);
-  if (s.json_stdout || s.json_file.is_open()) {
-    const std::string line =
-        wv::to_json_line(GST_CLOCK_TIME_IS_VALID(pts) ? std::optional<std::uint64_t>(pts) : std::nullopt,
-                         *result) +
-        "\n";
-    if (s.json_stdout) {
-      std::fwrite(line.data(), 1, line.size(), stdout);
-      std::fflush(stdout);
-    } else {
-      s.json_file << line << std::flush;
-      if (!s.json_file) {
-        lock.unlock();
-        GST_ELEMENT_ERROR(bt, RESOURCE, WRITE, ("weavedecode: writing json file '%s' failed", s.json.c_str()),
-                          (nullptr));
-        return GST_FLOW_ERROR;
-      }
+  if (s.json_out.active()) {
+    const auto st = s.json_out.write(wv::to_json_line(
+        GST_CLOCK_TIME_IS_VALID(pts) ? std::optional<std::uint64_t>(pts) : std::nullopt, *result));
+    if (!st) {
+      lock.unlock();
+      GST_ELEMENT_ERROR(bt, RESOURCE, WRITE, ("weavedecode: %s", st.message().c_str()), (nullptr));
+      return GST_FLOW_ERROR;
     }
   }
   s.results += result->classes.size();

@@ -11,8 +11,11 @@
  * Each instance has its own streaming thread: sink pads validate and enqueue buffers into a
  * bounded queue (`queue-size`; full = backpressure unless `leaky` says what to drop); the
  * element's task gathers one buffer per input with the same timestamp, runs the model and
- * pushes every output with the input's timestamps. Instances opening the same model share one
- * immutable Factory (graph, params, plans); each has its own Executor.
+ * pushes every output with the input's timestamps and its untagged metas (e.g. where a tensor
+ * came from, which weavemeta reads). A GAP event keeps its place and goes out on every output.
+ * Instances opening the same model share one immutable Factory (graph, params, plans); each has
+ * its own Executor. The queue, gathering and runs are core/stream (StreamRunner, FrameRunner);
+ * this file is the GStreamer side.
  *
  * An ONNX model is compiled once into a .weave artifact in `cache-dir` (codec `compression`)
  * and read from there while the ONNX file is unchanged.
@@ -41,26 +44,23 @@
 
 #include <gst/base/gstflowcombiner.h>
 
-#include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
-#include <deque>
-#include <map>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "caps/tensor_caps.h"
-#include "core/loader/compiled_cache.h"
-#include "core/runtime/executor.h"
-#include "core/runtime/factory.h"
+#include "caps/tensor_origin.h"
+#include "core/loader/model_settings.h"
 #include "core/runtime/tensor_names.h"
 #include "core/runtime/thread_budget.h"
-#include "core/runtime/timestamp_gather.h"
+#include "core/stream/frame_runner.h"
+#include "core/stream/stream_runner.h"
+#include "gst-plugin/elements.h"
 #include "gst-plugin/gstweavememory.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_weave_infer_debug);
@@ -96,22 +96,28 @@ constexpr GstWeaveCompression kDefaultCompression = GST_WEAVE_COMPRESSION_ZLIB_P
 #endif
 constexpr GstWeaveInferLeaky kDefaultLeaky = GST_WEAVE_INFER_LEAKY_NONE;
 
-const char* codec_name(int c) {
-  switch (c) {
-    case GST_WEAVE_COMPRESSION_NONE:
-      return "none";
-    case GST_WEAVE_COMPRESSION_LZ4:
-      return "lz4";
-    case GST_WEAVE_COMPRESSION_ZSTD:
-      return "zstd";
-    case GST_WEAVE_COMPRESSION_ZLIB_PLANES:
-      return "zlib-planes";
-    case GST_WEAVE_COMPRESSION_ZSTD_PLANES:
-      return "zstd-planes";
-    default:
-      return "zlib";
-  }
-}
+struct BufferUnref {
+  void operator()(GstBuffer* b) const { gst_buffer_unref(b); }
+};
+using BufferPtr = std::unique_ptr<GstBuffer, BufferUnref>;
+struct EventUnref {
+  void operator()(GstEvent* e) const { gst_event_unref(e); }
+};
+using EventPtr = std::unique_ptr<GstEvent, EventUnref>;
+
+// What travels in the queue besides buffers, in stream order: a serialized event, or the output
+// caps planned once every input had caps.
+struct Control {
+  EventPtr event;                 // null: caps item
+  std::vector<weave::Dims> caps;  // output dims from the plan
+};
+// A queued input buffer with the tensor its caps described when it came: caps may change (e.g.
+// crops of another batch size) while earlier buffers still wait in the queue.
+struct Input {
+  BufferPtr buffer;
+  weave::caps::CapsTensor tensor;
+};
+using Runner = weave::stream::StreamRunner<Input, Control>;
 
 struct PadInfo {
   GstPad* pad = nullptr;  // owned by the element
@@ -119,30 +125,22 @@ struct PadInfo {
   // Sink: negotiated tensor. Src: dims of the caps last pushed.
   bool has_caps = false;
   weave::caps::CapsTensor tensor;
-  bool eos = false;  // sink: EOS received (streaming side)
-  uint64_t seq = 0;  // sink: counter for untimestamped buffers (task thread)
 };
 
-enum class ItemKind { buffer, event, caps, eos };
-
-struct Item {
-  ItemKind kind = ItemKind::buffer;
-  int pad = 0;
-  GstBuffer* buffer = nullptr;
-  GstEvent* event = nullptr;
-  std::vector<weave::Dims> dims;  // kind == caps: output dims from the plan
-
-  void release() {
-    if (buffer != nullptr) gst_buffer_unref(buffer);
-    if (event != nullptr) gst_event_unref(event);
-    buffer = nullptr;
-    event = nullptr;
+weave::stream::Leaky leaky_of(int leaky) {
+  switch (leaky) {
+    case GST_WEAVE_INFER_LEAKY_UPSTREAM:
+      return weave::stream::Leaky::upstream;
+    case GST_WEAVE_INFER_LEAKY_DOWNSTREAM:
+      return weave::stream::Leaky::downstream;
+    default:
+      return weave::stream::Leaky::none;
   }
-};
+}
 
 }  // namespace
 
-// All C++ state lives here, behind one pointer in the GObject instance.
+// All C++ state lives here, constructed in instance_init and destroyed in finalize.
 struct WeaveInferImpl {
   // Settings (GST_OBJECT_LOCK).
   std::string model;
@@ -150,54 +148,40 @@ struct WeaveInferImpl {
   bool cache_dir_set = false;
   int compression = kDefaultCompression;
   int threads = 0;
-  int queue_size = kDefaultQueueSize;
   int leaky = kDefaultLeaky;
-  std::string max_shape;  // "x=1x3x960x960;y=..." as set; parsed by parse_max_shapes()
+  std::string max_shape;  // as set (validated by parse_shape_bounds)
   // Bounds in effect for the loaded factory: max_shape, else finite upstream caps bounds.
-  std::map<std::string, weave::Shape> bounds;
+  weave::ShapeBounds bounds;
 
   // The loaded model (GST_OBJECT_LOCK; changed only in NULL/READY).
   std::shared_ptr<const weave::Factory> factory;
   std::string load_error;
   std::string artifact_path;
-  std::string loaded_key;  // model|codec|cache dir the factory was loaded with
+  std::string loaded_key;  // settings key the factory was loaded with
   std::vector<PadInfo> sinks;
   std::vector<PadInfo> srcs;
   GstFlowCombiner* combiner = nullptr;
+  std::mutex caps_lock;  // has_caps and tensor of the pads (streaming threads and queries)
 
-  // Streaming (lock).
-  GMutex lock;
-  GCond item_added;
-  GCond item_removed;
-  std::deque<Item> queue;
-  int queued_buffers = 0;
-  bool flushing = true;
-  GstFlowReturn srcresult = GST_FLOW_FLUSHING;
+  // Queue, gathering and end of stream between the sink pads and the task.
+  Runner runner{Runner::Options{1, kDefaultQueueSize, leaky_of(kDefaultLeaky)}};
 
   // Task thread only.
-  std::unique_ptr<weave::Executor> executor;
-  std::unique_ptr<weave::TimestampGather<GstBuffer*>> gather;
-  int eos_count = 0;
+  std::unique_ptr<weave::stream::FrameRunner> frames;
   bool stream_started = false;
   bool segment_pushed = false;
-  bool eos_pushed = false;
   // Sticky events (segment, tags) that arrived before the output caps could be known (a
   // multi-input model needs caps on every input): pushed right after the caps, in order.
-  std::vector<GstEvent*> held;
+  std::vector<EventPtr> held;
 
-  // Statistics (read from any thread).
-  std::atomic<uint64_t> processed{0};
-  std::atomic<uint64_t> dropped{0};
-  std::atomic<double> total_ms{0.0};
-  std::atomic<double> last_ms{0.0};
-  std::atomic<uint64_t> input_copies{0};   // input tensors copied (not bound in place)
-  std::atomic<uint64_t> output_copies{0};  // outputs copied into their buffer after the run
-  std::atomic<uint64_t> bytes_copied{0};
+  // Statistics of the model runs; they survive state changes.
+  std::shared_ptr<weave::stream::FrameStats> stats = std::make_shared<weave::stream::FrameStats>();
 };
 
 struct _GstWeaveInfer {
   GstElement parent;
-  WeaveInferImpl* impl;
+  WeaveInferImpl* impl;  // placement-constructed in `storage`; not an owning heap pointer
+  alignas(WeaveInferImpl) unsigned char storage[sizeof(WeaveInferImpl)];
 };
 
 G_DEFINE_TYPE(GstWeaveInfer, gst_weave_infer, GST_TYPE_ELEMENT)
@@ -319,89 +303,24 @@ static void add_pads(GstWeaveInfer* self, const weave::Factory& f) {
     impl->srcs.push_back(std::move(info));
     gst_flow_combiner_add_pad(impl->combiner, pad);
   }
+  impl->runner.set_inputs(static_cast<int>(impl->sinks.size()));
   // The pad vectors are complete before any pad becomes visible (pad-added handlers query).
   for (auto* v : {&impl->sinks, &impl->srcs})
     for (auto& p : *v) gst_element_add_pad(GST_ELEMENT(self), p.pad);
   gst_element_no_more_pads(GST_ELEMENT(self));
 }
 
-// ---------------------------------------------------------------------------------------------
-// Bounds of dynamic dims (max-shape property, or finite upper bounds of upstream caps)
-
-static std::string bounds_text(const std::map<std::string, weave::Shape>& bounds) {
-  std::string s;
-  for (const auto& [name, shape] : bounds) s += (s.empty() ? "" : ";") + name + "=" + weave::shape_str(shape);
-  return s;
-}
-
-// "x=1x3x960x960;y=2x8" (';' or whitespace between entries); false on malformed text.
-static bool parse_max_shapes(const std::string& text, std::map<std::string, weave::Shape>& out,
-                             std::string& error) {
-  out.clear();
-  std::string entry;
-  auto flush = [&]() -> bool {
-    if (entry.empty()) return true;
-    auto eq = entry.rfind('=');
-    weave::Shape shape;
-    if (eq == std::string::npos || eq == 0 || !weave::parse_shape(entry.substr(eq + 1), shape) ||
-        shape.empty()) {
-      error = "expected NAME=DIMS (e.g. x=1x3x960x960), got '" + entry + "'";
-      return false;
-    }
-    out[entry.substr(0, eq)] = shape;
-    entry.clear();
-    return true;
-  };
-  for (char c : text) {
-    if (c == ';' || c == ' ' || c == '\t' || c == '\n') {
-      if (!flush()) return false;
-    } else {
-      entry += c;
-    }
-  }
-  return flush();
-}
-
-// The upper bound of every dim of the first structure's shape, when all are finite.
-static bool caps_upper_bound(const GstCaps* caps, weave::Shape& out) {
-  if (caps == nullptr || gst_caps_is_empty(caps) || gst_caps_is_any(caps)) return false;
-  const GstStructure* st = gst_caps_get_structure(caps, 0);
-  const GValue* shape = gst_structure_get_value(st, "shape");
-  if (shape == nullptr || !GST_VALUE_HOLDS_ARRAY(shape)) return false;
-  out.clear();
-  bool any_range = false;
-  for (guint k = 0; k < gst_value_array_get_size(shape); ++k) {
-    const GValue* d = gst_value_array_get_value(shape, k);
-    int v = 0;
-    if (G_VALUE_HOLDS_INT(d)) {
-      v = g_value_get_int(d);
-    } else if (GST_VALUE_HOLDS_INT_RANGE(d)) {
-      v = gst_value_get_int_range_max(d);
-      any_range = true;
-    } else {
-      return false;
-    }
-    // An unbounded range (or an absurd bound) plans nothing useful.
-    if (v < 1 || v >= (1 << 20)) return false;
-    out.push_back(v);
-  }
-  // Ranges that big are "any size" offers (weaveconvert's <[1,16384],[1,16384]>), not bounds
-  // worth planning an arena for; above 2^24 input elements the element plans per frame size.
-  return any_range && !out.empty() && weave::shape_numel(out) <= (int64_t{1} << 24);
-}
-
 // Bounds for the next load: the max-shape property, else what upstream caps promise.
-static std::map<std::string, weave::Shape> effective_bounds(GstWeaveInfer* self) {
+static weave::ShapeBounds effective_bounds(GstWeaveInfer* self) {
   WeaveInferImpl* impl = self->impl;
   GST_OBJECT_LOCK(self);
   std::string text = impl->max_shape;
   GST_OBJECT_UNLOCK(self);
-  std::map<std::string, weave::Shape> bounds;
-  std::string error;
   if (!text.empty()) {
-    if (!parse_max_shapes(text, bounds, error)) bounds.clear();  // refused when set
-    return bounds;
+    auto parsed = weave::parse_shape_bounds(text);  // validated when set
+    return parsed ? *parsed : weave::ShapeBounds{};
   }
+  weave::ShapeBounds bounds;
   for (const auto& s : impl->sinks) {
     if (weave::shape_is_static(s.info.shape)) continue;
     auto mine = weave::caps::caps_from_info(s.info, false);
@@ -410,35 +329,25 @@ static std::map<std::string, weave::Shape> effective_bounds(GstWeaveInfer* self)
     // (capsfilter warns); intersect here instead.
     GstCaps* peer = gst_pad_peer_query_caps(s.pad, nullptr);
     auto both = weave::caps::intersect(peer, mine->get());
-    weave::Shape shape;
-    if (caps_upper_bound(both.get(), shape) && shape.size() == s.info.shape.size()) {
+    auto shape = weave::caps::shape_bound(both.get());
+    if (shape && shape->size() == s.info.shape.size()) {
       GST_INFO_OBJECT(self, "pad %s: upstream caps bound the input to %s", GST_PAD_NAME(s.pad),
-                      weave::shape_str(shape).c_str());
-      bounds[s.info.name] = shape;
+                      weave::shape_str(*shape).c_str());
+      bounds[s.info.name] = *shape;
     }
     if (peer != nullptr) gst_caps_unref(peer);
   }
   return bounds;
 }
 
-static bool same_interface(const weave::Factory& a, const weave::Factory& b) {
-  if (a.num_inputs() != b.num_inputs() || a.num_outputs() != b.num_outputs()) return false;
-  for (int i = 0; i < a.num_inputs(); ++i)
-    if (a.input_info(i).name != b.input_info(i).name) return false;
-  for (int i = 0; i < a.num_outputs(); ++i)
-    if (a.output_info(i).name != b.output_info(i).name) return false;
-  return true;
-}
-
-static std::string cache_dir_locked(const WeaveInferImpl* impl) {
-  return impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
-}
-
-// The settings a factory is loaded with (model|codec|cache dir|bounds): a loaded factory is
-// reused while this stays the same. Call with the object lock held.
-static std::string settings_key_locked(const WeaveInferImpl* impl) {
-  return impl->model + "|" + codec_name(impl->compression) + "|" + cache_dir_locked(impl) + "|" +
-         bounds_text(impl->bounds);
+// The settings a factory is loaded with. Call with the object lock held.
+static weave::ModelSettings settings_locked(const WeaveInferImpl* impl) {
+  weave::ModelSettings s;
+  s.model = impl->model;
+  s.cache_dir = impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
+  s.codec = weave_enum_nick(GST_TYPE_WEAVE_COMPRESSION, impl->compression, "zlib");  // nicks are codec names
+  s.bounds = impl->bounds;
+  return s;
 }
 
 // Loads the model named by the settings. `make_pads`: rebuild the pads (model changed);
@@ -447,12 +356,7 @@ static std::string settings_key_locked(const WeaveInferImpl* impl) {
 static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) {
   WeaveInferImpl* impl = self->impl;
   GST_OBJECT_LOCK(self);
-  std::string model = impl->model;
-  weave::CompiledCacheOptions opts;
-  opts.cache_dir = cache_dir_locked(impl);
-  opts.codec = codec_name(impl->compression);
-  opts.load.factory.max_shapes = impl->bounds;
-  std::string key = settings_key_locked(impl);
+  const weave::ModelSettings settings = settings_locked(impl);
   GST_OBJECT_UNLOCK(self);
 
   if (make_pads) remove_pads(self);
@@ -461,36 +365,35 @@ static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) 
   impl->artifact_path.clear();
   impl->load_error.clear();
   impl->loaded_key.clear();
-  if (model.empty()) {
+  if (settings.model.empty()) {
     impl->load_error = "no model set (property 'model')";
     return false;
   }
-  auto loaded = weave::load_factory_compiled(model, opts);
-  if (loaded && (loaded->factory->num_inputs() == 0 || loaded->factory->num_outputs() == 0))
-    loaded = weave::Error(model + ": the model needs at least one input and one output");
+  auto loaded = weave::load_model(settings, "property 'model'");
   if (!loaded) {
+    const char* model = settings.model.c_str();
     impl->load_error = loaded.message();
-    GST_WARNING_OBJECT(self, "cannot load model '%s': %s", model.c_str(), impl->load_error.c_str());
+    GST_WARNING_OBJECT(self, "cannot load model '%s': %s", model, impl->load_error.c_str());
     // gst-launch-1.0 has no bus yet while it sets properties: say it where users look.
     if (from_property)
-      g_warning("weaveinfer %s: cannot load model '%s': %s", GST_OBJECT_NAME(self), model.c_str(),
+      g_warning("weaveinfer %s: cannot load model '%s': %s", GST_OBJECT_NAME(self), model,
                 impl->load_error.c_str());
-    GST_ELEMENT_WARNING(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()),
+    GST_ELEMENT_WARNING(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model),
                         ("%s", impl->load_error.c_str()));
     return false;
   }
   if (!loaded->warning.empty()) GST_WARNING_OBJECT(self, "model cache: %s", loaded->warning.c_str());
-  if (!make_pads && old && !same_interface(*old, *loaded->factory)) {
-    impl->load_error =
-        model + ": the model's inputs or outputs changed since its pads were made; set 'model' again";
+  if (!make_pads && old && !weave::same_interface(*old, *loaded->factory)) {
+    impl->load_error = settings.model +
+                       ": the model's inputs or outputs changed since its pads were made; set 'model' again";
     return false;
   }
   GST_OBJECT_LOCK(self);
   impl->factory = loaded->factory;
   impl->artifact_path = loaded->artifact_path;
-  impl->loaded_key = key;
+  impl->loaded_key = settings.key();
   GST_OBJECT_UNLOCK(self);
-  GST_INFO_OBJECT(self, "model '%s' loaded (factory %p, artifact '%s'%s)", model.c_str(),
+  GST_INFO_OBJECT(self, "model '%s' loaded (factory %p, artifact '%s'%s)", settings.model.c_str(),
                   static_cast<const void*>(impl->factory.get()), impl->artifact_path.c_str(),
                   loaded->compiled_now ? ", compiled now" : "");
   if (make_pads) {
@@ -501,142 +404,64 @@ static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Queue
+// Input: chain, events and queries of the sink pads
 
-static void clear_queue_locked(WeaveInferImpl* impl) {
-  for (auto& item : impl->queue) item.release();
-  impl->queue.clear();
-  impl->queued_buffers = 0;
-  g_cond_broadcast(&impl->item_removed);
-}
-
-static void reset_gather(WeaveInferImpl* impl, bool count_dropped) {
-  if (!impl->gather) return;
-  std::vector<GstBuffer*> dropped;
-  impl->gather->reset(dropped);
-  if (count_dropped) impl->dropped += dropped.size();
-  for (GstBuffer* b : dropped) gst_buffer_unref(b);
-}
-
-// Enqueues a serialized event or caps item (never blocks, never counted against queue-size).
-static void enqueue(WeaveInferImpl* impl, Item item) {
-  g_mutex_lock(&impl->lock);
-  if (impl->flushing) {
-    g_mutex_unlock(&impl->lock);
-    item.release();
-    return;
+static GstFlowReturn flow_of(const Runner& runner, weave::stream::Push r) {
+  switch (r) {
+    case weave::stream::Push::queued:
+    case weave::stream::Push::dropped:
+      return GST_FLOW_OK;
+    case weave::stream::Push::eos:
+      return GST_FLOW_EOS;
+    case weave::stream::Push::flushing:
+      return GST_FLOW_FLUSHING;
+    case weave::stream::Push::stopped:
+      break;
   }
-  impl->queue.push_back(std::move(item));
-  g_cond_signal(&impl->item_added);
-  g_mutex_unlock(&impl->lock);
+  return static_cast<GstFlowReturn>(runner.code());
 }
 
 static GstFlowReturn weave_infer_chain(GstPad* pad, GstObject* parent, GstBuffer* buffer) {
   auto* self = GST_WEAVE_INFER(parent);
   WeaveInferImpl* impl = self->impl;
-  int index = pad_index(pad);
-  if (index < 0 || index >= static_cast<int>(impl->sinks.size())) {
-    gst_buffer_unref(buffer);
-    return GST_FLOW_ERROR;
-  }
-  PadInfo& sp = impl->sinks[index];
+  BufferPtr owned(buffer);
+  const int index = pad_index(pad);
+  if (index < 0 || index >= static_cast<int>(impl->sinks.size())) return GST_FLOW_ERROR;
+  if (auto r = impl->runner.accepting(index); r != weave::stream::Push::queued)
+    return flow_of(impl->runner, r);
 
-  g_mutex_lock(&impl->lock);
-  if (impl->flushing) {
-    GstFlowReturn r = impl->srcresult;
-    g_mutex_unlock(&impl->lock);
-    gst_buffer_unref(buffer);
-    return r == GST_FLOW_OK ? GST_FLOW_FLUSHING : r;
-  }
-  if (sp.eos) {
-    g_mutex_unlock(&impl->lock);
-    gst_buffer_unref(buffer);
-    return GST_FLOW_EOS;
-  }
-  if (impl->srcresult != GST_FLOW_OK) {
-    GstFlowReturn r = impl->srcresult;
-    g_mutex_unlock(&impl->lock);
-    gst_buffer_unref(buffer);
-    return r;
-  }
+  PadInfo& sp = impl->sinks[index];
+  std::unique_lock lock(impl->caps_lock);
   if (!sp.has_caps) {
-    g_mutex_unlock(&impl->lock);
-    gst_buffer_unref(buffer);
+    lock.unlock();
     GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Pad %s got a buffer before caps.", GST_PAD_NAME(pad)),
                       (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  std::size_t want = sp.tensor.bytes();
-  std::size_t have = gst_buffer_get_size(buffer);
+  const weave::caps::CapsTensor tensor = sp.tensor;
+  lock.unlock();
+  const std::size_t want = tensor.bytes();
+  const std::size_t have = gst_buffer_get_size(buffer);
   if (have != want) {
-    std::string shape = weave::caps::shape_text(sp.tensor.dims);
-    g_mutex_unlock(&impl->lock);
-    gst_buffer_unref(buffer);
     GST_ELEMENT_ERROR(self, STREAM, FORMAT,
                       ("Pad %s: buffer of %zu bytes, but caps %s %s need %zu bytes.", GST_PAD_NAME(pad), have,
-                       std::string(weave::dtype_name(sp.tensor.dtype)).c_str(), shape.c_str(), want),
+                       std::string(weave::dtype_name(tensor.dtype)).c_str(),
+                       weave::caps::shape_text(tensor.dims).c_str(), want),
                       (nullptr));
     return GST_FLOW_ERROR;
   }
-  while (impl->queued_buffers >= impl->queue_size) {
-    if (impl->leaky == GST_WEAVE_INFER_LEAKY_UPSTREAM) {
-      ++impl->dropped;
-      g_mutex_unlock(&impl->lock);
-      GST_LOG_OBJECT(self, "queue full, dropping the incoming buffer");
-      gst_buffer_unref(buffer);
-      return GST_FLOW_OK;
-    }
-    if (impl->leaky == GST_WEAVE_INFER_LEAKY_DOWNSTREAM) {
-      for (auto it = impl->queue.begin(); it != impl->queue.end(); ++it) {
-        if (it->kind != ItemKind::buffer) continue;
-        it->release();
-        impl->queue.erase(it);
-        --impl->queued_buffers;
-        ++impl->dropped;
-        GST_LOG_OBJECT(self, "queue full, dropped the oldest buffer");
-        break;
-      }
-      continue;
-    }
-    g_cond_wait(&impl->item_removed, &impl->lock);
-    if (impl->flushing || impl->srcresult != GST_FLOW_OK) {
-      GstFlowReturn r = impl->flushing ? GST_FLOW_FLUSHING : impl->srcresult;
-      g_mutex_unlock(&impl->lock);
-      gst_buffer_unref(buffer);
-      return r;
-    }
-  }
-  Item item;
-  item.kind = ItemKind::buffer;
-  item.pad = index;
-  item.buffer = buffer;
-  impl->queue.push_back(std::move(item));
-  ++impl->queued_buffers;
-  g_cond_signal(&impl->item_added);
-  g_mutex_unlock(&impl->lock);
-  return GST_FLOW_OK;
+  std::optional<uint64_t> pts;
+  if (GST_BUFFER_PTS_IS_VALID(buffer)) pts = GST_BUFFER_PTS(buffer);
+  const auto r = impl->runner.push(index, pts, Input{std::move(owned), tensor});
+  if (r == weave::stream::Push::dropped) GST_LOG_OBJECT(self, "queue full, dropped a buffer");
+  return flow_of(impl->runner, r);
 }
-
-// ---------------------------------------------------------------------------------------------
-// Events and queries
 
 static void start_task(GstWeaveInfer* self) {
   WeaveInferImpl* impl = self->impl;
   if (impl->srcs.empty()) return;
-  g_mutex_lock(&impl->lock);
-  impl->flushing = false;
-  impl->srcresult = GST_FLOW_OK;
-  g_mutex_unlock(&impl->lock);
+  impl->runner.start();
   gst_pad_start_task(impl->srcs[0].pad, weave_infer_loop, self, nullptr);
-}
-
-static void set_flushing(WeaveInferImpl* impl, GstFlowReturn why) {
-  g_mutex_lock(&impl->lock);
-  impl->flushing = true;
-  impl->srcresult = why;
-  g_cond_broadcast(&impl->item_added);
-  g_cond_broadcast(&impl->item_removed);
-  g_mutex_unlock(&impl->lock);
 }
 
 static bool post_negotiation_error(GstWeaveInfer* self, const std::string& message) {
@@ -654,15 +479,16 @@ static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) 
   if (!fits) return post_negotiation_error(self, fits.message());
 
   std::vector<weave::Dims> in_dims;
-  g_mutex_lock(&impl->lock);
-  sp.tensor = *t;
-  sp.has_caps = true;
   bool all = true;
-  for (const auto& s : impl->sinks) {
-    all = all && s.has_caps;
-    in_dims.push_back(s.tensor.dims);
+  {
+    std::lock_guard lock(impl->caps_lock);
+    sp.tensor = *t;
+    sp.has_caps = true;
+    for (const auto& s : impl->sinks) {
+      all = all && s.has_caps;
+      in_dims.push_back(s.tensor.dims);
+    }
   }
-  g_mutex_unlock(&impl->lock);
   GST_DEBUG_OBJECT(self, "pad %s: caps %" GST_PTR_FORMAT, GST_PAD_NAME(sp.pad), caps);
   if (!impl->factory->replan_beyond_bound())
     if (auto bound = impl->factory->check_bound(index, t->dims); !bound)
@@ -679,11 +505,9 @@ static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) 
     return post_negotiation_error(self,
                                   "the model cannot run with input shapes " + shapes + ": " + plan.message());
   }
-  const auto& graph = impl->factory->graph();
-  Item item;
-  item.kind = ItemKind::caps;
-  for (int32_t v : graph.outputs) item.dims.push_back((*plan)->slots[v].dims);
-  enqueue(impl, std::move(item));
+  Control item;
+  for (int32_t v : impl->factory->graph().outputs) item.caps.push_back((*plan)->slots[v].dims);
+  (void)impl->runner.push_event(std::move(item));
   return TRUE;
 }
 
@@ -706,38 +530,22 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
     case GST_EVENT_FLUSH_START: {
       for (auto& s : impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
       gst_event_unref(event);
-      set_flushing(impl, GST_FLOW_FLUSHING);
+      impl->runner.flush(GST_FLOW_FLUSHING);
       if (!impl->srcs.empty()) gst_pad_pause_task(impl->srcs[0].pad);
       return TRUE;
     }
     case GST_EVENT_FLUSH_STOP: {
-      g_mutex_lock(&impl->lock);
-      clear_queue_locked(impl);
-      for (auto& s : impl->sinks) s.eos = false;
-      g_mutex_unlock(&impl->lock);
-      // The task is paused (flush-start): its state is ours to reset.
-      reset_gather(impl, false);
-      impl->eos_count = 0;
-      impl->eos_pushed = false;
+      // The task is paused (flush-start): the runner's state is ours to reset.
+      impl->runner.reset();
       if (impl->combiner != nullptr) gst_flow_combiner_reset(impl->combiner);
       for (auto& s : impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
       gst_event_unref(event);
       if (!impl->srcs.empty() && gst_pad_is_active(impl->srcs[0].pad)) start_task(self);
       return TRUE;
     }
-    case GST_EVENT_EOS: {
-      g_mutex_lock(&impl->lock);
-      impl->sinks[index].eos = true;
-      g_mutex_unlock(&impl->lock);
-      Item item;
-      item.kind = ItemKind::eos;
-      item.pad = index;
+    case GST_EVENT_EOS:
       gst_event_unref(event);
-      enqueue(impl, std::move(item));
-      return TRUE;
-    }
-    case GST_EVENT_GAP:
-      gst_event_unref(event);
+      (void)impl->runner.push_eos(index);
       return TRUE;
     case GST_EVENT_STREAM_START:
     case GST_EVENT_SEGMENT:
@@ -748,10 +556,9 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
         gst_event_unref(event);
         return TRUE;
       }
-      Item item;
-      item.kind = ItemKind::event;
-      item.event = event;
-      enqueue(impl, std::move(item));
+      Control item;
+      item.event.reset(event);
+      (void)impl->runner.push_event(std::move(item));
       return TRUE;
   }
 }
@@ -802,6 +609,9 @@ static gboolean weave_infer_sink_query(GstPad* pad, GstObject* parent, GstQuery*
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Output: events and queries of the src pads
+
 static gboolean weave_infer_src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
   // Upstream events (seek, QoS, reconfigure, ...) go to every input.
   return gst_pad_event_default(pad, parent, event);
@@ -817,10 +627,10 @@ static gboolean weave_infer_src_query(GstPad* pad, GstObject* parent, GstQuery* 
     case GST_QUERY_CAPS: {
       GstCaps* filter = nullptr;
       gst_query_parse_caps(query, &filter);
-      g_mutex_lock(&impl->lock);
-      bool fixed = impl->srcs[index].has_caps;
-      weave::caps::CapsTensor t = impl->srcs[index].tensor;
-      g_mutex_unlock(&impl->lock);
+      std::unique_lock lock(impl->caps_lock);
+      const bool fixed = impl->srcs[index].has_caps;
+      const weave::caps::CapsTensor t = impl->srcs[index].tensor;
+      lock.unlock();
       weave::caps::CapsPtr mine;
       if (fixed) {
         mine = weave::caps::caps_from_dims(t.name, t.dtype, t.dims);
@@ -871,7 +681,7 @@ static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, Gs
     start_task(self);
     return TRUE;
   }
-  set_flushing(impl, GST_FLOW_FLUSHING);
+  impl->runner.flush(GST_FLOW_FLUSHING);
   return gst_pad_stop_task(pad);
 }
 
@@ -911,10 +721,11 @@ static void push_src_caps(GstWeaveInfer* self, int k, const weave::Dims& dims) {
   t.dtype = s.info.dtype;
   t.dims = dims;
   auto caps = weave::caps::caps_from_dims(t.name, t.dtype, t.dims);
-  g_mutex_lock(&impl->lock);
-  s.tensor = t;
-  s.has_caps = true;
-  g_mutex_unlock(&impl->lock);
+  {
+    std::lock_guard lock(impl->caps_lock);
+    s.tensor = t;
+    s.has_caps = true;
+  }
   GST_DEBUG_OBJECT(s.pad, "caps %" GST_PTR_FORMAT, caps.get());
   gst_pad_push_event(s.pad, gst_event_new_caps(caps.get()));
 }
@@ -924,7 +735,8 @@ static void push_all(GstWeaveInfer* self, GstEvent* event) {
   gst_event_unref(event);
 }
 
-static bool src_caps_known(const WeaveInferImpl* impl) {
+static bool src_caps_known(WeaveInferImpl* impl) {
+  std::lock_guard lock(impl->caps_lock);
   for (const auto& s : impl->srcs)
     if (!s.has_caps) return false;
   return true;
@@ -932,259 +744,185 @@ static bool src_caps_known(const WeaveInferImpl* impl) {
 
 static void push_held(GstWeaveInfer* self) {
   WeaveInferImpl* impl = self->impl;
-  std::vector<GstEvent*> held;
+  std::vector<EventPtr> held;
   held.swap(impl->held);
-  for (GstEvent* ev : held) {
-    if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) impl->segment_pushed = true;
-    push_all(self, ev);
+  for (auto& ev : held) {
+    if (GST_EVENT_TYPE(ev.get()) == GST_EVENT_SEGMENT) impl->segment_pushed = true;
+    push_all(self, ev.release());
   }
 }
 
-static void drop_held(WeaveInferImpl* impl) {
-  for (GstEvent* ev : impl->held) gst_event_unref(ev);
-  impl->held.clear();
+// Held events first, then a default segment if upstream sent none: what must precede data or a gap.
+static void ensure_segment(GstWeaveInfer* self) {
+  WeaveInferImpl* impl = self->impl;
+  if (!impl->held.empty()) push_held(self);
+  if (impl->segment_pushed) return;
+  GstSegment seg;
+  gst_segment_init(&seg, GST_FORMAT_TIME);
+  push_all(self, gst_event_new_segment(&seg));
+  impl->segment_pushed = true;
 }
 
-// One output buffer the model writes into directly (R7): 64-byte aligned, mapped for writing
-// while the executor runs.
-struct OutBuffer {
-  GstBuffer* buffer = nullptr;
-  GstMapInfo map{};
-  bool mapped = false;
-  bool bound = false;
+// Output buffers the model writes into directly (R7): 64-byte aligned, mapped for writing while
+// the frame runs; pushed (or released) afterwards.
+class OutBuffers final : public weave::stream::OutputSink {
+ public:
+  explicit OutBuffers(std::size_t n) : outs_(n) {}
+  ~OutBuffers() override {
+    for (auto& o : outs_) {
+      unmap(o);
+      if (o.buffer != nullptr) gst_buffer_unref(o.buffer);
+    }
+  }
+  weave::Expected<std::span<std::byte>> allocate(int index, weave::DType, const weave::Dims&,
+                                                 std::size_t bytes) override {
+    Out& o = outs_[static_cast<std::size_t>(index)];
+    o.buffer = bytes > 0 ? weave::gst::output_buffer_new(bytes) : gst_buffer_new();
+    if (o.buffer == nullptr) return weave::make_error("cannot allocate ", bytes, " bytes for output ", index);
+    if (bytes == 0) return std::span<std::byte>();
+    if (!gst_buffer_map(o.buffer, &o.map, GST_MAP_WRITE))
+      return weave::make_error("cannot map the buffer of output ", index);
+    o.mapped = true;
+    return std::span<std::byte>(reinterpret_cast<std::byte*>(o.map.data), o.map.size);
+  }
+  // Unmaps every output and hands buffer k over.
+  void unmap_all() {
+    for (auto& o : outs_) unmap(o);
+  }
+  GstBuffer* take(std::size_t k) { return std::exchange(outs_[k].buffer, nullptr); }
 
-  void unmap() {
-    if (mapped) gst_buffer_unmap(buffer, &map);
-    mapped = false;
+ private:
+  struct Out {
+    GstBuffer* buffer = nullptr;
+    GstMapInfo map{};
+    bool mapped = false;
+  };
+  static void unmap(Out& o) {
+    if (o.mapped) gst_buffer_unmap(o.buffer, &o.map);
+    o.mapped = false;
   }
-  void release() {
-    unmap();
-    if (buffer != nullptr) gst_buffer_unref(buffer);
-    buffer = nullptr;
-  }
+  std::vector<Out> outs_;
 };
 
-// Binds input i in place when its mapped data allows (aligned to the element, large enough),
-// else copies it in (counted by the executor). A buffer of several memory blocks was merged
-// by gst_buffer_map (`blocks` is the count before mapping): one copy, counted here.
-static weave::Status feed_input(WeaveInferImpl* impl, int i, guint blocks, const GstMapInfo& map,
-                                uint64_t& extra_copies, uint64_t& extra_bytes) {
-  const auto& t = impl->sinks[i].tensor;
-  weave::ConstTensorView view{map.data, t.dtype, t.dims};
-  if (blocks > 1) {
-    ++extra_copies;
-    extra_bytes += map.size;
+// The input buffers of one set, mapped for reading while the frame runs.
+class MappedInputs {
+ public:
+  explicit MappedInputs(const std::vector<Input>& inputs) : inputs_(inputs), maps_(inputs.size()) {}
+  ~MappedInputs() {
+    for (std::size_t i = 0; i < mapped_; ++i) gst_buffer_unmap(inputs_[i].buffer.get(), &maps_[i]);
   }
-  const bool aligned = reinterpret_cast<std::uintptr_t>(map.data) % weave::bind_alignment(t.dtype) == 0;
-  if (aligned && map.size >= view.bytes()) return impl->executor->bind_input(i, view, map.size);
-  return impl->executor->set_input(i, view);
-}
-
-// Allocates every output buffer and binds it, so the model's last steps write into them.
-static weave::Status prepare_outputs(WeaveInferImpl* impl, std::vector<OutBuffer>& outs) {
-  for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
-    auto dims = impl->executor->output_dims(static_cast<int>(k));
-    if (!dims) return dims.error();
-    const weave::DType dtype = impl->srcs[k].info.dtype;
-    const std::size_t bytes = static_cast<std::size_t>(dims->numel()) * weave::dtype_size(dtype);
-    OutBuffer& o = outs[k];
-    o.buffer = bytes > 0 ? weave::gst::output_buffer_new(bytes) : gst_buffer_new();
-    if (o.buffer == nullptr) return weave::make_error("cannot allocate ", bytes, " bytes for output ", k);
-    if (bytes == 0) continue;
-    if (!gst_buffer_map(o.buffer, &o.map, GST_MAP_WRITE))
-      return weave::make_error("cannot map the buffer of output '", impl->srcs[k].info.name, "'");
-    o.mapped = true;
-    weave::TensorView view{o.map.data, dtype, *dims};
-    if (auto st = impl->executor->bind_output(static_cast<int>(k), view, o.map.size); !st) {
-      // Not expected (the buffer is ours); copy after the run instead.
-      GST_WARNING("output '%s' not bound: %s", impl->srcs[k].info.name.c_str(), st.message().c_str());
-      continue;
+  // Maps every buffer; views of the tensors their caps described.
+  bool map(std::vector<weave::stream::InputFrame>& out) {
+    for (; mapped_ < inputs_.size(); ++mapped_) {
+      GstBuffer* b = inputs_[mapped_].buffer.get();
+      const guint blocks = gst_buffer_n_memory(b);
+      if (!gst_buffer_map(b, &maps_[mapped_], GST_MAP_READ)) return false;
+      const auto& t = inputs_[mapped_].tensor;
+      out.push_back(
+          {weave::ConstTensorView{maps_[mapped_].data, t.dtype, t.dims}, maps_[mapped_].size, blocks > 1});
     }
-    o.bound = true;
+    return true;
   }
-  return {};
-}
 
-static GstFlowReturn run_set(GstWeaveInfer* self, std::vector<GstBuffer*>& inputs) {
+ private:
+  const std::vector<Input>& inputs_;
+  std::vector<GstMapInfo> maps_;
+  std::size_t mapped_ = 0;
+};
+
+static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Input>& inputs) {
   WeaveInferImpl* impl = self->impl;
   if (!impl->stream_started) ensure_stream_start(self, nullptr);
-  std::vector<GstMapInfo> maps(inputs.size());
-  std::vector<guint> blocks(inputs.size());
-  std::vector<OutBuffer> outs(impl->srcs.size());
-  std::size_t mapped = 0;
-  GstFlowReturn ret = GST_FLOW_OK;
-  uint64_t extra_in = 0, extra_out = 0, extra_bytes = 0;
-  // Inputs stay mapped (READ) until the run is over: bound ones are read in place.
-  for (; mapped < inputs.size(); ++mapped) {
-    blocks[mapped] = gst_buffer_n_memory(inputs[mapped]);
-    if (!gst_buffer_map(inputs[mapped], &maps[mapped], GST_MAP_READ)) {
+  OutBuffers outs(impl->srcs.size());
+  weave::Expected<std::vector<weave::Dims>> out_dims = weave::make_error("not run");
+  {
+    // Inputs stay mapped (READ) until the run is over: bound ones are read in place.
+    MappedInputs mapped(inputs);
+    std::vector<weave::stream::InputFrame> frames;
+    if (!mapped.map(frames)) {
       GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map an input buffer."), (nullptr));
-      ret = GST_FLOW_ERROR;
-      break;
+      return GST_FLOW_ERROR;
     }
+    out_dims = impl->frames->run(frames, outs);
+    outs.unmap_all();
   }
-  if (ret == GST_FLOW_OK) {
-    for (std::size_t i = 0; i < inputs.size() && ret == GST_FLOW_OK; ++i) {
-      weave::Status st = feed_input(impl, static_cast<int>(i), blocks[i], maps[i], extra_in, extra_bytes);
-      if (!st) {
-        GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", st.message().c_str()), (nullptr));
-        ret = GST_FLOW_ERROR;
-      }
-    }
+  if (!out_dims) {
+    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", out_dims.message().c_str()), (nullptr));
+    return GST_FLOW_ERROR;
   }
-  if (ret == GST_FLOW_OK) {
-    if (weave::Status st = prepare_outputs(impl, outs); !st) {
-      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", st.message().c_str()), (nullptr));
-      ret = GST_FLOW_ERROR;
-    }
-  }
-  if (ret == GST_FLOW_OK) {
-    auto t0 = std::chrono::steady_clock::now();
-    weave::Status st = impl->executor->run();
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (!st) {
-      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Inference failed: %s", st.message().c_str()), (nullptr));
-      ret = GST_FLOW_ERROR;
-    } else {
-      impl->last_ms = ms;
-      impl->total_ms = impl->total_ms + ms;
-      ++impl->processed;
-    }
-  }
-  // Outputs not bound (unexpected) are copied from the executor while it still holds them.
-  std::vector<weave::Dims> out_dims(impl->srcs.size());
-  for (std::size_t k = 0; k < outs.size() && ret == GST_FLOW_OK; ++k) {
-    auto out = impl->executor->output(static_cast<int>(k));
-    if (!out) {
-      GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", out.message().c_str()), (nullptr));
-      ret = GST_FLOW_ERROR;
-      break;
-    }
-    out_dims[k] = out->dims;
-    if (!outs[k].bound && outs[k].mapped && out->bytes() > 0) {
-      std::memcpy(outs[k].map.data, out->data, std::min<std::size_t>(out->bytes(), outs[k].map.size));
-      ++extra_out;
-      extra_bytes += out->bytes();
-    }
-  }
-  // No binding may outlive the mappings.
-  impl->executor->unbind_all();
-  for (auto& o : outs) o.unmap();
-  for (std::size_t i = 0; i < mapped; ++i) gst_buffer_unmap(inputs[i], &maps[i]);
-  if (ret != GST_FLOW_OK) {
-    for (auto& o : outs) o.release();
-    return ret;
-  }
-  const weave::CopyStats& c = impl->executor->stats().last_run;
-  impl->input_copies += c.input_copies + extra_in;
-  impl->output_copies += c.output_copies + extra_out;
-  impl->bytes_copied += c.bytes_copied + extra_bytes;
 
-  GstBuffer* first = inputs.empty() ? nullptr : inputs[0];
+  GstBuffer* first = inputs.empty() ? nullptr : inputs[0].buffer.get();
   for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
     PadInfo& s = impl->srcs[k];
-    if (!s.has_caps || !(s.tensor.dims == out_dims[k]) || s.tensor.dtype != s.info.dtype)
-      push_src_caps(self, static_cast<int>(k), out_dims[k]);
+    if (!s.has_caps || !(s.tensor.dims == (*out_dims)[k]) || s.tensor.dtype != s.info.dtype)
+      push_src_caps(self, static_cast<int>(k), (*out_dims)[k]);
   }
   // Sticky order: caps, then segment (and held tags), then data.
-  if (!impl->held.empty()) push_held(self);
-  if (!impl->segment_pushed) {
-    GstSegment seg;
-    gst_segment_init(&seg, GST_FORMAT_TIME);
-    push_all(self, gst_event_new_segment(&seg));
-    impl->segment_pushed = true;
-  }
+  ensure_segment(self);
+  GstFlowReturn ret = GST_FLOW_OK;
   for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
-    GstBuffer* buf = outs[k].buffer;
-    outs[k].buffer = nullptr;
-    if (first != nullptr)
+    GstBuffer* buf = outs.take(k);
+    if (first != nullptr) {
       gst_buffer_copy_into(buf, first, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
+      // Metas about the stream (e.g. where a tensor came from) follow the data.
+      weave::caps::copy_untagged_metas(buf, first);
+    }
     GstFlowReturn r = gst_pad_push(impl->srcs[k].pad, buf);
     ret = gst_flow_combiner_update_pad_flow(impl->combiner, impl->srcs[k].pad, r);
   }
   return ret;
 }
 
-static GstFlowReturn handle_buffer(GstWeaveInfer* self, int pad, GstBuffer* buffer) {
+static void handle_control(GstWeaveInfer* self, Control& item) {
   WeaveInferImpl* impl = self->impl;
-  PadInfo& sp = impl->sinks[pad];
-  uint64_t key = GST_BUFFER_PTS_IS_VALID(buffer) ? GST_BUFFER_PTS(buffer) : sp.seq++;
-  std::vector<GstBuffer*> dropped;
-  auto set = impl->gather->push(pad, key, buffer, dropped);
-  if (!dropped.empty()) {
-    GST_DEBUG_OBJECT(self, "%zu buffers without partners dropped", dropped.size());
-    impl->dropped += dropped.size();
-    for (GstBuffer* b : dropped) gst_buffer_unref(b);
+  if (!item.event) {
+    for (std::size_t k = 0; k < impl->srcs.size() && k < item.caps.size(); ++k)
+      push_src_caps(self, static_cast<int>(k), item.caps[k]);
+    push_held(self);
+    return;
   }
-  if (!set) return GST_FLOW_OK;
-  GstFlowReturn ret = run_set(self, set->items);
-  for (GstBuffer* b : set->items) gst_buffer_unref(b);
-  return ret;
+  GstEvent* ev = item.event.get();
+  if (GST_EVENT_TYPE(ev) == GST_EVENT_STREAM_START) {
+    ensure_stream_start(self, ev);
+  } else if ((GST_EVENT_IS_STICKY(ev) || GST_EVENT_TYPE(ev) == GST_EVENT_GAP) && !src_caps_known(impl)) {
+    // A gap keeps its place behind the segment it belongs to.
+    impl->held.push_back(std::move(item.event));
+  } else if (GST_EVENT_TYPE(ev) == GST_EVENT_GAP) {
+    // A frame without data (e.g. no region to crop): every output says so, in its place.
+    ensure_segment(self);
+    push_all(self, item.event.release());
+  } else {
+    if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) {
+      if (!impl->stream_started) ensure_stream_start(self, nullptr);
+      impl->segment_pushed = true;
+    }
+    push_all(self, item.event.release());
+  }
 }
 
 static void weave_infer_loop(gpointer user_data) {
   auto* self = GST_WEAVE_INFER(user_data);
   WeaveInferImpl* impl = self->impl;
-  g_mutex_lock(&impl->lock);
-  while (impl->queue.empty() && !impl->flushing) g_cond_wait(&impl->item_added, &impl->lock);
-  if (impl->flushing) {
-    g_mutex_unlock(&impl->lock);
-    gst_pad_pause_task(impl->srcs[0].pad);
-    return;
-  }
-  Item item = std::move(impl->queue.front());
-  impl->queue.pop_front();
-  if (item.kind == ItemKind::buffer) {
-    --impl->queued_buffers;
-    g_cond_signal(&impl->item_removed);
-  }
-  g_mutex_unlock(&impl->lock);
-
+  Runner::Step step = impl->runner.next();
   GstFlowReturn ret = GST_FLOW_OK;
-  switch (item.kind) {
-    case ItemKind::buffer:
-      ret = handle_buffer(self, item.pad, item.buffer);
-      item.buffer = nullptr;  // handed over
+  switch (step.kind) {
+    case Runner::StepKind::flushing:
+      gst_pad_pause_task(impl->srcs[0].pad);
+      return;
+    case Runner::StepKind::set:
+      ret = run_set(self, step.buffers);
       break;
-    case ItemKind::caps:
-      for (std::size_t k = 0; k < impl->srcs.size() && k < item.dims.size(); ++k)
-        push_src_caps(self, static_cast<int>(k), item.dims[k]);
-      push_held(self);
+    case Runner::StepKind::event:
+      handle_control(self, *step.event);
       break;
-    case ItemKind::event: {
-      GstEvent* ev = item.event;
-      item.event = nullptr;
-      if (GST_EVENT_TYPE(ev) == GST_EVENT_STREAM_START) {
-        ensure_stream_start(self, ev);
-        gst_event_unref(ev);
-      } else if (GST_EVENT_IS_STICKY(ev) && !src_caps_known(impl)) {
-        impl->held.push_back(ev);
-      } else {
-        if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) {
-          if (!impl->stream_started) ensure_stream_start(self, nullptr);
-          impl->segment_pushed = true;
-        }
-        push_all(self, ev);
-      }
-      break;
-    }
-    case ItemKind::eos:
-      if (++impl->eos_count >= static_cast<int>(impl->sinks.size()) && !impl->eos_pushed) {
-        reset_gather(impl, true);
-        if (!impl->stream_started) ensure_stream_start(self, nullptr);
-        impl->eos_pushed = true;
-        push_all(self, gst_event_new_eos());
-      }
+    case Runner::StepKind::eos:
+      if (!impl->stream_started) ensure_stream_start(self, nullptr);
+      push_all(self, gst_event_new_eos());
       break;
   }
-  item.release();
-
   if (ret == GST_FLOW_OK) return;
   GST_DEBUG_OBJECT(self, "pausing task: %s", gst_flow_get_name(ret));
-  g_mutex_lock(&impl->lock);
-  impl->srcresult = ret;
-  g_cond_broadcast(&impl->item_removed);
-  g_mutex_unlock(&impl->lock);
+  impl->runner.stop(ret);
   gst_pad_pause_task(impl->srcs[0].pad);
   if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS) {
     GST_ELEMENT_FLOW_ERROR(self, ret);
@@ -1204,7 +942,7 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   auto bounds = effective_bounds(self);
   GST_OBJECT_LOCK(self);
   impl->bounds = bounds;
-  const std::string key = settings_key_locked(impl);
+  const std::string key = settings_locked(impl).key();
   GST_OBJECT_UNLOCK(self);
   if (model.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
@@ -1221,7 +959,7 @@ static bool prepare_to_run(GstWeaveInfer* self) {
     // large: when planning for the whole range fails, plan per frame size instead.
     GST_WARNING_OBJECT(self,
                        "planning for the upstream caps bound %s failed (%s); planning per input size instead",
-                       bounds_text(impl->bounds).c_str(), impl->load_error.c_str());
+                       weave::shape_bounds_text(impl->bounds).c_str(), impl->load_error.c_str());
     GST_OBJECT_LOCK(self);
     impl->bounds.clear();
     GST_OBJECT_UNLOCK(self);
@@ -1240,21 +978,17 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   eo.log = [self](std::string_view m) {
     GST_INFO_OBJECT(self, "%.*s", static_cast<int>(m.size()), m.data());
   };
-  auto ex = weave::Executor::create(impl->factory, eo);
-  if (!ex) {
+  auto runner = weave::stream::FrameRunner::create(impl->factory, eo, impl->stats);
+  if (!runner) {
     GST_ELEMENT_ERROR(self, CORE, FAILED, ("Cannot create an executor for '%s'.", model.c_str()),
-                      ("%s", ex.message().c_str()));
+                      ("%s", runner.message().c_str()));
     return false;
   }
-  impl->executor = std::make_unique<weave::Executor>(std::move(*ex));
-  impl->gather = std::make_unique<weave::TimestampGather<GstBuffer*>>(static_cast<int>(impl->sinks.size()));
-  impl->eos_count = 0;
+  impl->frames = std::move(*runner);
+  impl->runner.reset();
   impl->stream_started = false;
   impl->segment_pushed = false;
-  impl->eos_pushed = false;
   for (auto& s : impl->sinks) {
-    s.eos = false;
-    s.seq = 0;
     if (!gst_pad_is_linked(s.pad))
       GST_ELEMENT_WARNING(
           self, CORE, PAD,
@@ -1277,15 +1011,14 @@ static bool prepare_to_run(GstWeaveInfer* self) {
 
 static void cleanup_after_run(GstWeaveInfer* self) {
   WeaveInferImpl* impl = self->impl;
-  g_mutex_lock(&impl->lock);
-  clear_queue_locked(impl);
-  for (auto& v : {&impl->sinks, &impl->srcs})
-    for (auto& p : *v) p.has_caps = false;
-  g_mutex_unlock(&impl->lock);
-  reset_gather(impl, false);
-  drop_held(impl);
-  impl->gather.reset();
-  impl->executor.reset();
+  impl->runner.reset();
+  {
+    std::lock_guard lock(impl->caps_lock);
+    for (auto& v : {&impl->sinks, &impl->srcs})
+      for (auto& p : *v) p.has_caps = false;
+  }
+  impl->held.clear();
+  impl->frames.reset();
 }
 
 static GstStateChangeReturn gst_weave_infer_change_state(GstElement* element, GstStateChange transition) {
@@ -1353,27 +1086,22 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
       GST_OBJECT_UNLOCK(self);
       break;
     case PROP_QUEUE_SIZE:
-      g_mutex_lock(&impl->lock);
-      impl->queue_size = g_value_get_int(value);
-      g_cond_broadcast(&impl->item_removed);  // a larger queue may unblock waiting inputs
-      g_mutex_unlock(&impl->lock);
+      impl->runner.set_capacity(g_value_get_int(value));  // a larger queue may unblock waiting inputs
       break;
     case PROP_LEAKY:
-      g_mutex_lock(&impl->lock);
+      GST_OBJECT_LOCK(self);
       impl->leaky = g_value_get_enum(value);
-      g_cond_broadcast(&impl->item_removed);
-      g_mutex_unlock(&impl->lock);
+      impl->runner.set_leaky(leaky_of(impl->leaky));
+      GST_OBJECT_UNLOCK(self);
       break;
     case PROP_MAX_SHAPE: {
       const gchar* m = g_value_get_string(value);
       std::string text = m != nullptr ? m : "";
-      std::map<std::string, weave::Shape> parsed;
-      std::string error;
-      if (!parse_max_shapes(text, parsed, error)) {
-        g_warning("weaveinfer %s: max-shape: %s; keeping '%s'", GST_OBJECT_NAME(self), error.c_str(),
-                  impl->max_shape.c_str());
+      if (auto parsed = weave::parse_shape_bounds(text); !parsed) {
+        g_warning("weaveinfer %s: max-shape: %s; keeping '%s'", GST_OBJECT_NAME(self),
+                  parsed.message().c_str(), impl->max_shape.c_str());
         GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("Invalid max-shape '%s'.", text.c_str()),
-                            ("%s", error.c_str()));
+                            ("%s", parsed.message().c_str()));
         break;
       }
       GST_OBJECT_LOCK(self);
@@ -1403,7 +1131,7 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_CACHE_DIR: {
       GST_OBJECT_LOCK(self);
-      std::string d = cache_dir_locked(impl);
+      std::string d = impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
       GST_OBJECT_UNLOCK(self);
       g_value_set_string(value, d.c_str());
       break;
@@ -1414,28 +1142,24 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
       GST_OBJECT_UNLOCK(self);
       break;
     case PROP_QUEUE_SIZE:
-      g_mutex_lock(&impl->lock);
-      g_value_set_int(value, impl->queue_size);
-      g_mutex_unlock(&impl->lock);
+      g_value_set_int(value, impl->runner.capacity());
       break;
     case PROP_LEAKY:
-      g_mutex_lock(&impl->lock);
+      GST_OBJECT_LOCK(self);
       g_value_set_enum(value, impl->leaky);
-      g_mutex_unlock(&impl->lock);
+      GST_OBJECT_UNLOCK(self);
       break;
     case PROP_FRAMES_PROCESSED:
-      g_value_set_uint64(value, impl->processed.load());
+      g_value_set_uint64(value, impl->stats->processed.load());
       break;
     case PROP_FRAMES_DROPPED:
-      g_value_set_uint64(value, impl->dropped.load());
+      g_value_set_uint64(value, impl->runner.dropped());
       break;
-    case PROP_MEAN_INFERENCE_MS: {
-      uint64_t n = impl->processed.load();
-      g_value_set_double(value, n == 0 ? 0.0 : impl->total_ms.load() / static_cast<double>(n));
+    case PROP_MEAN_INFERENCE_MS:
+      g_value_set_double(value, impl->stats->mean_ms());
       break;
-    }
     case PROP_LAST_INFERENCE_MS:
-      g_value_set_double(value, impl->last_ms.load());
+      g_value_set_double(value, impl->stats->last_ms.load());
       break;
     case PROP_FACTORY_ID: {
       GST_OBJECT_LOCK(self);
@@ -1461,13 +1185,13 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
       GST_OBJECT_UNLOCK(self);
       break;
     case PROP_INPUT_COPIES:
-      g_value_set_uint64(value, impl->input_copies.load());
+      g_value_set_uint64(value, impl->stats->input_copies.load());
       break;
     case PROP_OUTPUT_COPIES:
-      g_value_set_uint64(value, impl->output_copies.load());
+      g_value_set_uint64(value, impl->stats->output_copies.load());
       break;
     case PROP_BYTES_COPIED:
-      g_value_set_uint64(value, impl->bytes_copied.load());
+      g_value_set_uint64(value, impl->stats->bytes_copied.load());
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -1478,16 +1202,8 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
 static void gst_weave_infer_finalize(GObject* object) {
   auto* self = GST_WEAVE_INFER(object);
   WeaveInferImpl* impl = self->impl;
-  g_mutex_lock(&impl->lock);
-  clear_queue_locked(impl);
-  g_mutex_unlock(&impl->lock);
-  reset_gather(impl, false);
-  drop_held(impl);
   if (impl->combiner != nullptr) gst_flow_combiner_free(impl->combiner);
-  g_mutex_clear(&impl->lock);
-  g_cond_clear(&impl->item_added);
-  g_cond_clear(&impl->item_removed);
-  delete impl;
+  impl->~WeaveInferImpl();
   self->impl = nullptr;
   G_OBJECT_CLASS(gst_weave_infer_parent_class)->finalize(object);
 }
@@ -1629,10 +1345,7 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
 }
 
 static void gst_weave_infer_init(GstWeaveInfer* self) {
-  self->impl = new WeaveInferImpl();
-  g_mutex_init(&self->impl->lock);
-  g_cond_init(&self->impl->item_added);
-  g_cond_init(&self->impl->item_removed);
+  self->impl = new (self->storage) WeaveInferImpl();
 }
 
 gboolean weave_register_weaveinfer(GstPlugin* plugin) {

@@ -8,6 +8,8 @@ static gboolean plugin_init(GstPlugin* plugin) {
   gboolean ok = weave_register_weaveinfer(plugin);
   ok = weave_register_weaveconvert(plugin) && ok;
   ok = weave_register_weavedecode(plugin) && ok;
+  ok = weave_register_weavemeta(plugin) && ok;
+  ok = weave_register_weaveoverlay(plugin) && ok;
   return ok;
 }
 

@@ -7,9 +7,12 @@
 #   bash scripts/fuzz.sh                         # every target, FUZZ_SECONDS each (default 60)
 #   FUZZ_SECONDS=3600 bash scripts/fuzz.sh       # the long run (docs/reliability.md)
 #   bash scripts/fuzz.sh fuzz_onnx fuzz_npy      # some targets only
+#   FUZZ_RUNS=1000000 FUZZ_SECONDS=14400 bash scripts/fuzz.sh   # 10^6 executions each (long run)
 #
-# Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_SECONDS, FUZZ_JOBS (fuzzers run at
-# once, default 1; CI uses 2), FUZZ_RSS_MB (per-process memory limit, default 2048).
+# Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_SECONDS, FUZZ_RUNS (stop a target
+# after this many executions, whichever of the two comes first; default: time only), FUZZ_JOBS
+# (fuzzers run at once, default 1; CI uses 2), FUZZ_RSS_MB (per-process memory limit, default
+# 2048), FUZZ_LOGS (logs directory, default $FUZZ_BUILD_DIR/logs).
 # The corpus grown by each run is kept in $FUZZ_BUILD_DIR/corpus/<target> and reused next time.
 # A summary table (executions, executions per second, corpus size, result) ends the output.
 set -euo pipefail
@@ -19,6 +22,7 @@ dir=${FUZZ_BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-1}
 rss=${FUZZ_RSS_MB:-2048}
+runs=${FUZZ_RUNS:--1}
 all=(fuzz_artifact fuzz_onnx fuzz_npy fuzz_caps fuzz_shape_text fuzz_codecs)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
@@ -38,7 +42,8 @@ declare -A seed_dir=([fuzz_artifact]=artifact [fuzz_onnx]=onnx [fuzz_npy]=npy [f
 declare -A max_len=([fuzz_artifact]=65536 [fuzz_onnx]=65536 [fuzz_npy]=4096 [fuzz_caps]=1024
   [fuzz_shape_text]=256 [fuzz_codecs]=16384)
 
-mkdir -p "$dir/crashes" "$dir/logs"
+logs=${FUZZ_LOGS:-$dir/logs}
+mkdir -p "$dir/crashes" "$logs"
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
@@ -51,9 +56,9 @@ run_one() {
   # gives LeakSanitizer the whole stack that the suppression matches on.
   local asan=$ASAN_OPTIONS
   [ "$t" != fuzz_caps ] || asan="fast_unwind_on_malloc=0:$asan"
-  ASAN_OPTIONS=$asan "$dir/fuzz/$t" "$dir/corpus/$t" "$seeds/${seed_dir[$t]}" -max_total_time="$seconds" \
+  ASAN_OPTIONS=$asan "$dir/fuzz/$t" "$dir/corpus/$t" "$seeds/${seed_dir[$t]}" -max_total_time="$seconds" -runs="$runs" \
     -max_len="${max_len[$t]}" -rss_limit_mb="$rss" -timeout=30 -print_final_stats=1 \
-    -artifact_prefix="$dir/crashes/$t-" >"$dir/logs/$t.log" 2>&1
+    -artifact_prefix="$dir/crashes/$t-" >"$logs/$t.log" 2>&1
 }
 pids=()
 status=0
@@ -69,7 +74,7 @@ for p in "${pids[@]}"; do wait "$p" || status=1; done
 
 printf '%-16s %12s %10s %8s  %s\n' target executions exec/s corpus result
 for t in "${targets[@]}"; do
-  log="$dir/logs/$t.log"
+  log="$logs/$t.log"
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   corpus=$(find "$dir/corpus/$t" -type f | wc -l)
@@ -83,7 +88,7 @@ done
 if [ $status -ne 0 ]; then
   for t in "${targets[@]}"; do
     grep -B2 -A30 -E '^==[0-9]+==ERROR|runtime error:|fuzz invariant violated|ERROR: libFuzzer' \
-      "$dir/logs/$t.log" | head -60 || true
+      "$logs/$t.log" | head -60 || true
   done
   echo "fuzzing found problems; inputs are in $dir/crashes/"
 fi

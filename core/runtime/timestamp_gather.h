@@ -37,6 +37,14 @@ class TimestampGather {
   [[nodiscard]] int inputs() const { return inputs_; }
   // Incomplete sets currently held.
   [[nodiscard]] std::size_t pending() const { return pending_.size(); }
+  // Items of `input` held in incomplete sets.
+  [[nodiscard]] int held(int input) const {
+    int n = 0;
+    for (const auto& [key, slots] : pending_)
+      n += slots.items[static_cast<std::size_t>(input)].has_value() ? 1 : 0;
+    return n;
+  }
+  void set_max_pending(std::size_t n) { max_pending_ = n < 1 ? 1 : n; }
 
   // Adds `item` for `input` (0-based) at `key`. Returns the set this completes, if any;
   // discarded items are appended to `dropped`. An out-of-range input is discarded too.

@@ -1,4 +1,5 @@
-// Mode "classification": one score vector per tensor (shape <N> or <1,N>) -> top-k classes.
+// Mode "classification": score vectors -> top-k classes. A tensor <N> or <1,N> is one vector
+// (`classes`); <B,N> is one per row (`rows`, e.g. crops of B regions; `classes` is row 0).
 #pragma once
 
 #include <memory>
@@ -12,7 +13,9 @@ class ClassificationDecoder final : public Decoder {
   explicit ClassificationDecoder(DecoderOptions opts) : opts_(std::move(opts)) {}
   [[nodiscard]] std::string_view mode() const override { return "classification"; }
   [[nodiscard]] Status accepts(DType dtype, const Dims& dims) const override;
-  [[nodiscard]] Expected<DecodeResult> decode(const ConstTensorView& tensor) const override;
+  [[nodiscard]] bool per_row() const override { return true; }
+  [[nodiscard]] Expected<DecodeResult> decode(const ConstTensorView& tensor,
+                                              const DecodeContext& context = {}) const override;
 
  private:
   DecoderOptions opts_;

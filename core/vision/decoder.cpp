@@ -1,17 +1,8 @@
 #include "core/vision/decoder.h"
 
-#include "core/vision/classification.h"
-
 namespace weave::vision {
 
-DecoderRegistry& DecoderRegistry::global() {
-  static DecoderRegistry* registry = [] {
-    auto* r = new DecoderRegistry();  // never destroyed: usable from static destructors too
-    r->add("classification", make_classification_decoder);
-    return r;
-  }();
-  return *registry;
-}
+// global() is in decoders.cpp, next to the modes it registers.
 
 void DecoderRegistry::add(std::string mode, DecoderMaker maker) {
   for (auto& [name, m] : makers_)

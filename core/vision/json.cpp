@@ -1,7 +1,10 @@
 #include "core/vision/json.h"
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 
 namespace weave::vision {
 
@@ -40,27 +43,118 @@ std::string json_string(std::string_view s) {
   return out;
 }
 
+namespace {
+
+// Shortest round-trip form; null for what JSON cannot hold.
+std::string number(float v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+std::string class_list(const std::vector<Classification>& classes) {
+  std::string out = "[";
+  for (const auto& c : classes) {
+    if (out.size() > 1) out += ',';
+    out += "{\"class_id\":" + std::to_string(c.class_id) + ",\"label\":" + json_string(c.label) +
+           ",\"score\":" + number(c.score) + '}';
+  }
+  return out + "]";
+}
+
+std::string corners(const Region& r) {
+  const Quad q = r.quad ? *r.quad : quad_of(r.box);
+  std::string out = "[";
+  for (std::size_t i = 0; i < q.size(); ++i)
+    out += std::string(i ? "," : "") + "[" + number(q[i].x) + "," + number(q[i].y) + "]";
+  return out + "]";
+}
+
+}  // namespace
+
 std::string to_json_line(std::optional<std::uint64_t> pts_ns, const DecodeResult& result) {
   std::string out = "{\"pts\":";
   out += pts_ns ? std::to_string(*pts_ns) : "null";
-  out += ",\"results\":[";
-  bool first = true;
-  for (const auto& c : result.classes) {
-    if (!first) out += ',';
-    first = false;
-    out +=
-        "{\"class_id\":" + std::to_string(c.class_id) + ",\"label\":" + json_string(c.label) + ",\"score\":";
-    if (std::isfinite(c.score)) {
-      char buf[32];
-      const auto r = std::to_chars(buf, buf + sizeof buf, c.score);
-      out.append(buf, r.ptr);
-    } else {
-      out += "null";
-    }
-    out += '}';
+  out += ",\"results\":" + class_list(result.classes);
+  if (result.rows.size() > 1) {
+    out += ",\"rows\":[";
+    for (std::size_t i = 0; i < result.rows.size(); ++i)
+      out += (i ? "," : "") + class_list(result.rows[i].classes);
+    out += ']';
   }
-  out += "]}";
-  return out;
+  return out + "}";
+}
+
+std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<const Region> regions) {
+  // Classifications of a region, when it has any.
+  auto classes = [](const Region& r) {
+    if (r.classes.empty()) return std::string();
+    std::string out = ",\"classes\":[";
+    for (std::size_t i = 0; i < r.classes.size(); ++i) {
+      const ClassResult& c = r.classes[i];
+      out += std::string(i ? "," : "") + "{\"name\":" + json_string(c.name) +
+             ",\"class_id\":" + std::to_string(c.class_id) + ",\"label\":" + json_string(c.label) +
+             ",\"score\":" + number(c.score) + "}";
+    }
+    return out + "]";
+  };
+  std::string texts, objects;
+  for (const Region& r : regions) {
+    if (r.type == "text") {
+      std::string item = "{";
+      if (r.text)
+        item += "\"text\":" + json_string(r.text->text) + ",\"score\":" + number(r.text->score) + ",";
+      else
+        item += "\"score\":" + number(r.score) + ",";
+      item += "\"box\":" + corners(r);
+      if (r.angle && *r.angle != 0) item += ",\"angle\":" + std::to_string(*r.angle);
+      texts += (texts.empty() ? "" : ",") + item + classes(r) + "}";
+      continue;
+    }
+    std::string item = "{\"label\":" + json_string(r.label.empty() ? r.type : r.label) +
+                       ",\"class_id\":" + std::to_string(r.class_id) + ",\"score\":" + number(r.score) +
+                       ",\"box\":" + corners(r) + classes(r);
+    if (r.text) item += ",\"text\":" + json_string(r.text->text) + ",\"text_score\":" + number(r.text->score);
+    objects += (objects.empty() ? "" : ",") + item + "}";
+  }
+  std::string out = "{\"pts\":";
+  out += pts_ns ? std::to_string(*pts_ns) : "null";
+  out += ",\"texts\":[" + texts + "]";
+  if (!objects.empty()) out += ",\"objects\":[" + objects + "]";
+  return out + "}";
+}
+
+Status JsonLineWriter::open(const std::string& target) {
+  close();
+  path_ = target;
+  if (target.empty()) return {};
+  if (target == "stdout") {
+    to_stdout_ = true;
+    return {};
+  }
+  file_.open(target, std::ios::out | std::ios::trunc);
+  if (!file_)
+    return make_error("json file '", target, "': cannot open for writing (", std::strerror(errno), ")");
+  return {};
+}
+
+void JsonLineWriter::close() {
+  if (file_.is_open()) file_.close();
+  to_stdout_ = false;
+}
+
+Status JsonLineWriter::write(std::string_view line) {
+  if (to_stdout_) {
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+    return {};
+  }
+  if (!file_.is_open()) return {};
+  file_ << line << '\n' << std::flush;
+  if (!file_) return make_error("writing json file '", path_, "' failed");
+  return {};
 }
 
 }  // namespace weave::vision

@@ -1,13 +1,24 @@
-// JSON lines for results: one object per buffer, e.g.
-// {"pts":40000000,"results":[{"class_id":281,"label":"tabby","score":0.91}]}
+// JSON lines for results: one object per buffer.
+//  - a decoded tensor (weavedecode):
+//    {"pts":40000000,"results":[{"class_id":281,"label":"tabby","score":0.91}]}
+//    with "rows":[[...],[...]] added when the tensor had several rows;
+//  - the regions of a video frame (weavemeta): text regions under "texts", others under
+//    "objects", each box as its four corners in frame pixels (clockwise from top-left):
+//    {"pts":0,"texts":[{"text":"Invoice","score":0.98,"box":[[10,20],[90,20],[90,44],[10,44]]}],
+//     "objects":[{"label":"dog","class_id":16,"score":0.8,"box":[...],"classes":[...]}]}
+//    "texts" is always there (empty for a frame without text), "objects" only when there are.
 #pragma once
 
 #include <cstdint>
+#include <fstream>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "core/common/status.h"
 #include "core/vision/decoder.h"
+#include "core/vision/regions.h"
 
 namespace weave::vision {
 
@@ -15,5 +26,25 @@ namespace weave::vision {
 [[nodiscard]] std::string json_string(std::string_view s);
 // One line (no trailing newline). An unknown pts prints as null, non-finite scores as null.
 [[nodiscard]] std::string to_json_line(std::optional<std::uint64_t> pts_ns, const DecodeResult& result);
+// One line for the regions of a frame (no trailing newline).
+[[nodiscard]] std::string regions_json_line(std::optional<std::uint64_t> pts_ns,
+                                            std::span<const Region> regions);
+
+// Where the lines of an element go: nowhere, stdout, or a file truncated when opened. Each line
+// is flushed as it is written, so a reader sees whole frames.
+class JsonLineWriter {
+ public:
+  // "" = off, "stdout", or a file path. Errors name the path and the reason.
+  [[nodiscard]] Status open(const std::string& target);
+  void close();
+  [[nodiscard]] bool active() const { return to_stdout_ || file_.is_open(); }
+  // Writes `line` and a newline; errors name the path.
+  [[nodiscard]] Status write(std::string_view line);
+
+ private:
+  std::string path_;
+  bool to_stdout_ = false;
+  std::ofstream file_;
+};
 
 }  // namespace weave::vision

@@ -15,9 +15,11 @@ inline constexpr std::size_t kMaxLabelFileBytes = 16u << 20;
 // Splits on '\n', drops a trailing '\r' and surrounding spaces from each line, and ignores the
 // empty line after a final newline. Interior empty lines are kept (as "") so that line numbers
 // stay class ids. Text with no label at all is an error.
-[[nodiscard]] Expected<std::vector<std::string>> parse_labels(std::string_view text);
+// With trim = false only the '\r' goes: keys files of text recognizers (CTC) may have a space
+// as a key.
+[[nodiscard]] Expected<std::vector<std::string>> parse_labels(std::string_view text, bool trim = true);
 
 // Reads and parses a label file; errors name the path.
-[[nodiscard]] Expected<std::vector<std::string>> load_labels(const std::string& path);
+[[nodiscard]] Expected<std::vector<std::string>> load_labels(const std::string& path, bool trim = true);
 
 }  // namespace weave::vision

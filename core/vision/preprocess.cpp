@@ -7,6 +7,8 @@
 #include <opencv2/imgproc.hpp>
 #include <vector>
 
+#include "core/vision/cv_image.h"
+
 namespace weave::vision {
 
 Letterbox compute_letterbox(int src_width, int src_height, int dst_width, int dst_height) {
@@ -77,9 +79,9 @@ cv::Mat yuv420_to_rgb(const ImageView& src, bool bgr) {
   return rgb(cv::Rect(0, 0, w, h));
 }
 
-// The frame as an 8-bit, 3-channel image in the tensor's channel order. Wraps the source without
-// copying when it already is that.
-cv::Mat to_three_channels(const ImageView& src, ChannelOrder order) {
+}  // namespace
+
+cv::Mat detail::to_three_channels(const ImageView& src, ChannelOrder order) {
   const bool bgr = order == ChannelOrder::bgr;
   auto* data = const_cast<std::uint8_t*>(src.planes[0]);  // cv::Mat has no const view; never written
   cv::Mat out;
@@ -111,7 +113,46 @@ cv::Mat to_three_channels(const ImageView& src, ChannelOrder order) {
   return out;
 }
 
-}  // namespace
+void detail::write_tensor(const cv::Mat& image, const PreprocessSpec& spec, int width, int height, double pad,
+                          std::span<float> dst) {
+  // One lookup table per channel turns the per-pixel affine map into a load.
+  std::array<std::array<float, 256>, 3> lut;
+  std::array<float, 3> padded;
+  for (int c = 0; c < 3; ++c) {
+    for (int v = 0; v < 256; ++v)
+      lut[c][v] = (static_cast<float>(v) * spec.scale - spec.mean[c]) / spec.std[c];
+    padded[c] = static_cast<float>((pad * spec.scale - spec.mean[c]) / spec.std[c]);
+  }
+  const std::size_t W = width, H = height, plane = W * H, content = std::min<std::size_t>(image.cols, W);
+  for (std::size_t y = 0; y < H; ++y) {
+    const std::uint8_t* row = image.ptr<std::uint8_t>(static_cast<int>(y));
+    if (spec.layout == Layout::nchw) {
+      float* r0 = dst.data() + y * W;
+      float* r1 = r0 + plane;
+      float* r2 = r1 + plane;
+      for (std::size_t x = 0; x < content; ++x) {
+        r0[x] = lut[0][row[3 * x]];
+        r1[x] = lut[1][row[3 * x + 1]];
+        r2[x] = lut[2][row[3 * x + 2]];
+      }
+      std::fill(r0 + content, r0 + W, padded[0]);
+      std::fill(r1 + content, r1 + W, padded[1]);
+      std::fill(r2 + content, r2 + W, padded[2]);
+    } else {
+      float* out = dst.data() + y * W * 3;
+      for (std::size_t i = 0; i < content * 3; i += 3) {
+        out[i] = lut[0][row[i]];
+        out[i + 1] = lut[1][row[i + 1]];
+        out[i + 2] = lut[2][row[i + 2]];
+      }
+      for (std::size_t i = content * 3; i < W * 3; i += 3) {
+        out[i] = padded[0];
+        out[i + 1] = padded[1];
+        out[i + 2] = padded[2];
+      }
+    }
+  }
+}
 
 Expected<Letterbox> preprocess(const ImageView& src, const PreprocessSpec& spec, std::span<float> dst) {
   WEAVE_TRY(validate(src));
@@ -123,7 +164,7 @@ Expected<Letterbox> preprocess(const ImageView& src, const PreprocessSpec& spec,
 
   // OpenCV reports failures by throwing; nothing may escape the core API.
   try {
-    const cv::Mat three = to_three_channels(src, spec.order);
+    const cv::Mat three = detail::to_three_channels(src, spec.order);
     Letterbox lb;
     cv::Mat sized;
     if (spec.resize == ResizeMode::letterbox) {
@@ -146,33 +187,7 @@ Expected<Letterbox> preprocess(const ImageView& src, const PreprocessSpec& spec,
       sized = content;
     }
 
-    // One lookup table per channel turns the per-pixel affine map into a load.
-    std::array<std::array<float, 256>, 3> lut;
-    for (int c = 0; c < 3; ++c)
-      for (int v = 0; v < 256; ++v)
-        lut[c][v] = (static_cast<float>(v) * spec.scale - spec.mean[c]) / spec.std[c];
-
-    const std::size_t W = spec.width, H = spec.height, plane = W * H;
-    for (std::size_t y = 0; y < H; ++y) {
-      const std::uint8_t* row = sized.ptr<std::uint8_t>(static_cast<int>(y));
-      if (spec.layout == Layout::nchw) {
-        float* r0 = dst.data() + y * W;
-        float* r1 = r0 + plane;
-        float* r2 = r1 + plane;
-        for (std::size_t x = 0; x < W; ++x) {
-          r0[x] = lut[0][row[3 * x]];
-          r1[x] = lut[1][row[3 * x + 1]];
-          r2[x] = lut[2][row[3 * x + 2]];
-        }
-      } else {
-        float* out = dst.data() + y * W * 3;
-        for (std::size_t i = 0; i < W * 3; i += 3) {
-          out[i] = lut[0][row[i]];
-          out[i + 1] = lut[1][row[i + 1]];
-          out[i + 2] = lut[2][row[i + 2]];
-        }
-      }
-    }
+    detail::write_tensor(sized, spec, spec.width, spec.height, spec.pad_value, dst);
     return lb;
   } catch (const cv::Exception& e) {
     return make_error("preprocessing ", pixel_format_name(src.format), " ", src.width, "x", src.height,

@@ -157,3 +157,15 @@ BOOST_AUTO_TEST_CASE(intersect_and_fixate_dynamic_dims) {
   BOOST_TEST(wc::fixate(wc::intersect(clash.get(), model->get()).get()) == nullptr);
   BOOST_TEST(str(wc::intersect(nullptr, peer.get()).get()) == str(peer.get()));
 }
+
+BOOST_AUTO_TEST_CASE(shape_bound_of_finite_ranges) {
+  auto b = wc::shape_bound(from_string("tensor/x-raw,shape=<1,3,[1,960],[32,640]>").get());
+  BOOST_TEST_REQUIRE(b.has_value());
+  BOOST_TEST((*b == weave::Shape{1, 3, 960, 640}));
+  // Fixed shapes promise nothing beyond themselves; open or huge ranges are no plan.
+  BOOST_TEST(!wc::shape_bound(from_string("tensor/x-raw,shape=<1,3,224,224>").get()).has_value());
+  BOOST_TEST(!wc::shape_bound(from_string("tensor/x-raw,shape=<1,3,[1,2147483647],8>").get()).has_value());
+  BOOST_TEST(!wc::shape_bound(from_string("tensor/x-raw,shape=<1,3,[1,16384],[1,16384]>").get()).has_value());
+  BOOST_TEST(!wc::shape_bound(from_string("tensor/x-raw").get()).has_value());
+  BOOST_TEST(!wc::shape_bound(nullptr).has_value());
+}

@@ -1,5 +1,6 @@
 // Core helpers behind the GStreamer element (no GStreamer here): tensor-name sanitizing,
-// multi-input gathering by timestamp, shared thread pools and the compiled-model cache.
+// multi-input gathering by timestamp, shared thread pools, the compiled-model cache and the
+// model settings (bounds text, settings key, loading).
 #define BOOST_TEST_MODULE gst_core_helpers
 #include <sys/stat.h>
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/loader/compiled_cache.h"
+#include "core/loader/model_settings.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/tensor_names.h"
 #include "core/runtime/thread_budget.h"
@@ -20,6 +22,12 @@ namespace fs = std::filesystem;
 using weave::TimestampGather;
 
 namespace {
+
+// The error of a failed result, "" for a good one (BOOST_TEST evaluates its message either way).
+template <class T>
+std::string why(const weave::Expected<T>& e) {
+  return e.ok() ? std::string() : e.message();
+}
 
 std::string models_dir() {
   const char* b = std::getenv("WEAVE_BUILD_ROOT");
@@ -236,4 +244,52 @@ BOOST_AUTO_TEST_CASE(missing_model_is_an_error_naming_it) {
   auto r = weave::load_factory_compiled("/nonexistent/dir/model.onnx", opt);
   BOOST_REQUIRE(!r.ok());
   BOOST_TEST(r.message().find("/nonexistent/dir/model.onnx") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(shape_bounds_parse_and_print) {
+  auto b = weave::parse_shape_bounds("x=1x3x960x960; y=2x8\tz.1=4");
+  BOOST_TEST_REQUIRE(b.ok(), why(b));
+  BOOST_TEST(b->size() == 3u);
+  BOOST_TEST((b->at("x") == weave::Shape{1, 3, 960, 960}));
+  BOOST_TEST((b->at("z.1") == weave::Shape{4}));
+  BOOST_TEST(weave::shape_bounds_text(*b) == "x=1x3x960x960;y=2x8;z.1=4");
+  BOOST_TEST(weave::parse_shape_bounds("")->empty());
+  for (const char* bad : {"x", "=1x2", "x=", "x=1xq", "x=1x3;y"}) {
+    auto e = weave::parse_shape_bounds(bad);
+    BOOST_TEST(!e.ok(), bad);
+    if (!e.ok()) BOOST_TEST(e.message().find("expected NAME=DIMS") != std::string::npos, e.message());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(model_settings_key_and_load) {
+  weave::ModelSettings s;
+  s.model = models_dir() + "/matmul_dyn.onnx";
+  s.cache_dir = "";
+  const std::string k0 = s.key();
+  s.bounds["x"] = {4, 4};
+  BOOST_TEST(s.key() != k0);  // a bound is another plan, another factory
+  s.bounds.clear();
+  s.codec = "none";
+  BOOST_TEST(s.key() != k0);
+
+  auto a = weave::load_model(s);
+  BOOST_TEST_REQUIRE(a.ok(), why(a));
+  auto b = weave::load_model(s);
+  BOOST_TEST_REQUIRE(b.ok(), why(b));
+  BOOST_TEST(a->factory == b->factory);  // shared through the FactoryCache
+  BOOST_TEST(weave::same_interface(*a->factory, *b->factory));
+  weave::ModelSettings other = s;
+  other.model = models_dir() + "/two_outputs.onnx";
+  auto c = weave::load_model(other);
+  BOOST_TEST_REQUIRE(c.ok(), why(c));
+  BOOST_TEST(!weave::same_interface(*a->factory, *c->factory));
+
+  weave::ModelSettings none;
+  auto e = weave::load_model(none, "property 'model'");
+  BOOST_TEST_REQUIRE(!e.ok());
+  BOOST_TEST(e.message() == "no model set (property 'model')");
+  none.model = "/nonexistent/model.onnx";
+  e = weave::load_model(none);
+  BOOST_TEST_REQUIRE(!e.ok());
+  BOOST_TEST(e.message().find("/nonexistent/model.onnx") != std::string::npos, e.message());
 }

@@ -1,5 +1,10 @@
 // weaveinfer element tests (GstCheck + GstHarness). Models come from
 // scripts/make_test_models.py (WEAVE_GST_MODELS); resnet18 from the model export (WEAVE_MODELS_DIR).
+// Before gstcheck.h, whose macros (fail, ...) clash with the C++ streams these headers use.
+// clang-format off
+#include "caps/tensor_origin.h"
+// clang-format on
+
 #include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
@@ -598,6 +603,109 @@ GST_START_TEST(test_pipeline_resnet18) {
 }
 GST_END_TEST;
 
+// Caps may change while earlier buffers still wait in the queue (weaveconvert mode=rois sends a
+// batch of another size every frame): each buffer runs with the dims its own caps gave.
+GST_START_TEST(test_caps_change_while_buffers_wait) {
+  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
+  // The task blocks in its push until the test pulls: later buffers pile up in the queue.
+  gst_harness_set_blocking_push_mode(h);
+  gst_harness_play(h);
+  for (int rows = 1; rows <= 3; ++rows) {
+    gchar* caps = g_strdup_printf("tensor/x-raw, dtype=float32, shape=(int)<%d,4>", rows);
+    gst_harness_set_src_caps_str(h, caps);
+    g_free(caps);
+    std::vector<float> x(static_cast<std::size_t>(rows) * 4, 0.0f);
+    for (int r = 0; r < rows; ++r) x[static_cast<std::size_t>(r) * 4 + 3] = static_cast<float>(r + 1);
+    fail_unless_equals_int(gst_harness_push(h, float_buffer(x, rows * GST_SECOND)), GST_FLOW_OK);
+  }
+  for (int rows = 1; rows <= 3; ++rows) {
+    GstBuffer* out = gst_harness_pull(h);
+    fail_unless(out != nullptr);
+    // Row r is (0,0,0,r+1) @ W = (r+1) * (3,4,5).
+    std::vector<float> want;
+    for (int r = 0; r < rows; ++r)
+      for (float w : {3.0f, 4.0f, 5.0f}) want.push_back(w * static_cast<float>(r + 1));
+    fail_unless(floats_of(out) == want, "output for %d rows", rows);
+    fail_unless_equals_uint64(GST_BUFFER_PTS(out), rows * GST_SECOND);
+    gst_buffer_unref(out);
+  }
+  gst_harness_teardown(h);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
+// Several buffers with one timestamp (batches of crops of one frame) each run: a model of one
+// input has nothing to gather.
+GST_START_TEST(test_buffers_sharing_a_timestamp_all_run) {
+  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
+  gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
+  gst_harness_play(h);
+  for (int k = 1; k <= 3; ++k)
+    fail_unless_equals_int(gst_harness_push(h, float_buffer({0, 0, 0, static_cast<float>(k)}, GST_SECOND)),
+                           GST_FLOW_OK);
+  for (int k = 1; k <= 3; ++k) {
+    GstBuffer* out = gst_harness_pull(h);
+    fail_unless(out != nullptr);
+    fail_unless(floats_of(out) == (std::vector<float>{3.0f * k, 4.0f * k, 5.0f * k}));
+    gst_buffer_unref(out);
+  }
+  guint64 dropped = 1;
+  g_object_get(e, "frames-dropped", &dropped, nullptr);
+  fail_unless_equals_uint64(dropped, 0);
+  gst_harness_teardown(h);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
+// A frame without data upstream (a GAP event, e.g. no region to crop) goes out on every src pad
+// in its place; stream metas of the input (untagged, like the tensor origin) go onto the outputs.
+GST_START_TEST(test_gap_and_origin_meta_pass_through) {
+  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
+  gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
+  gst_harness_play(h);
+  GstBuffer* in = float_buffer({1, 0, 0, 0}, 0);
+  weave::caps::TensorOrigin origin;
+  origin.frame_width = 640;
+  origin.frame_height = 360;
+  origin.roi_ids = {4, 2};
+  origin.batch = 1;
+  origin.batches = 3;
+  weave::caps::set_tensor_origin(in, origin);
+  fail_unless_equals_int(gst_harness_push(h, in), GST_FLOW_OK);
+  fail_unless(gst_harness_push_event(h, gst_event_new_gap(GST_SECOND / 30, GST_SECOND / 30)));
+  fail_unless_equals_int(gst_harness_push(h, float_buffer({0, 1, 0, 0}, 2 * GST_SECOND / 30)), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(h);
+  auto got = weave::caps::tensor_origin(out);
+  fail_unless(got.has_value());
+  fail_unless_equals_int(got->frame_width, 640);
+  fail_unless(got->roi_ids == (std::vector<int>{4, 2}));
+  fail_unless_equals_int(got->batches, 3);
+  gst_buffer_unref(out);
+  // The gap came out before the second buffer (the harness keeps events apart from buffers).
+  GstBuffer* second = gst_harness_pull(h);
+  bool gap = false;
+  while (GstEvent* ev = gst_harness_try_pull_event(h)) {
+    if (GST_EVENT_TYPE(ev) == GST_EVENT_GAP) {
+      GstClockTime ts = 0, dur = 0;
+      gst_event_parse_gap(ev, &ts, &dur);
+      fail_unless_equals_uint64(ts, GST_SECOND / 30);
+      gap = true;
+    }
+    gst_event_unref(ev);
+  }
+  out = second;
+  fail_unless(gap);
+  fail_unless_equals_uint64(GST_BUFFER_PTS(out), 2 * GST_SECOND / 30);
+  fail_unless(!weave::caps::tensor_origin(out).has_value());
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
 static Suite* weaveinfer_suite(void) {
   Suite* s = suite_create("weaveinfer");
   TCase* tc = tcase_create("general");
@@ -618,6 +726,9 @@ static Suite* weaveinfer_suite(void) {
   tcase_add_test(tc, test_state_cycles);
   tcase_add_test(tc, test_pipeline_four_elements);
   tcase_add_test(tc, test_pipeline_resnet18);
+  tcase_add_test(tc, test_caps_change_while_buffers_wait);
+  tcase_add_test(tc, test_gap_and_origin_meta_pass_through);
+  tcase_add_test(tc, test_buffers_sharing_a_timestamp_all_run);
   return s;
 }
 

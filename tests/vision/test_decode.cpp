@@ -98,23 +98,25 @@ BOOST_AUTO_TEST_CASE(label_files) {
 
 BOOST_AUTO_TEST_CASE(registry_makes_classification_and_names_unknown_modes) {
   auto& reg = wv::DecoderRegistry::global();
-  BOOST_TEST((reg.modes() == std::vector<std::string>{"classification"}));
+  BOOST_TEST((reg.modes() ==
+              std::vector<std::string>{"classification", "angle", "ctc", "db", "yolo", "yolov8", "ssd"}));
   auto d = reg.make("classification", {});
   BOOST_TEST_REQUIRE(d.ok());
   BOOST_TEST((*d)->mode() == "classification");
   auto bad = reg.make("detection", {});
   BOOST_TEST_REQUIRE(!bad.ok());
-  BOOST_TEST(bad.message() == "unknown decode mode 'detection' (known: classification)");
+  BOOST_TEST(bad.message() ==
+             "unknown decode mode 'detection' (known: classification, angle, ctc, db, yolo, yolov8, ssd)");
 }
 
-BOOST_AUTO_TEST_CASE(classification_accepts_vectors_only) {
+BOOST_AUTO_TEST_CASE(classification_accepts_vectors_and_rows_of_vectors) {
   wv::ClassificationDecoder d({});
   BOOST_TEST(d.accepts(weave::DType::float32, weave::Dims{1, 1000}).ok());
   BOOST_TEST(d.accepts(weave::DType::float32, weave::Dims{10}).ok());
-  auto r = d.accepts(weave::DType::float32, weave::Dims{2, 10});
+  BOOST_TEST(d.accepts(weave::DType::float32, weave::Dims{2, 10}).ok());  // one per crop
+  auto r = d.accepts(weave::DType::float32, weave::Dims{1, 3, 2, 2});
   BOOST_TEST_REQUIRE(!r.ok());
-  BOOST_TEST(r.message().find("2x10") != std::string::npos, r.message());
-  BOOST_TEST(!d.accepts(weave::DType::float32, weave::Dims{1, 3, 2, 2}).ok());
+  BOOST_TEST(r.message().find("1x3x2x2") != std::string::npos, r.message());
   BOOST_TEST(!d.accepts(weave::DType::float32, weave::Dims{1, 0}).ok());
   r = d.accepts(weave::DType::int32, weave::Dims{1, 10});
   BOOST_TEST_REQUIRE(!r.ok());
@@ -147,7 +149,19 @@ BOOST_AUTO_TEST_CASE(classification_decodes_with_labels_softmax_threshold) {
   BOOST_TEST(std::fabs(r->classes[0].score - 0.75f) < 1e-6f);
 
   // decode() re-checks what it is given.
-  BOOST_TEST(!d.decode({s.data(), weave::DType::float32, weave::Dims{2, 2}}).ok());
+  BOOST_TEST(!d.decode({s.data(), weave::DType::float32, weave::Dims{1, 2, 2}}).ok());
+
+  // Rows: one top-k per row, row 0 also as `classes`.
+  wv::DecoderOptions one;
+  one.top_k = 1;
+  wv::ClassificationDecoder rows(one);
+  r = rows.decode({s.data(), weave::DType::float32, weave::Dims{2, 2}});
+  BOOST_TEST_REQUIRE(r.ok());
+  BOOST_TEST_REQUIRE(r->rows.size() == 2u);
+  BOOST_TEST(r->rows[0].classes[0].class_id == 1);
+  BOOST_TEST(r->rows[1].classes[0].class_id == 1);
+  BOOST_TEST(r->rows[1].classes[0].score == 0.65f);
+  BOOST_TEST(r->classes[0].score == 0.2f);
 }
 
 BOOST_AUTO_TEST_CASE(json_lines) {

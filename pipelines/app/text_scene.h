@@ -1,0 +1,83 @@
+// A video of known text, rendered by GStreamer's own textoverlay: strings in several fonts and
+// sizes (upper and lower case, digits) moving across a plain background, with a few frames
+// without any text. Used by pipelines/ocr.sh (through render_text) as its default input and by
+// the OCR tests, which also need the ground truth: where each string is on each frame, measured
+// from the pixels of a rendering of that string alone.
+//
+// GStreamer API only (no Weave headers): like the other applications in pipelines/app.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace weave::demo {
+
+struct SceneText {
+  std::string text;
+  std::string font;  // Pango font description, e.g. "Sans Bold 30"
+  // textoverlay's clamped position (0..1 of the room left beside the text) on the first frame,
+  // and its change per frame: the text moves across the frame.
+  double x0 = 0.0, y0 = 0.0, dx = 0.0, dy = 0.0;
+};
+
+struct Scene {
+  int width = 1280;
+  int height = 720;
+  int fps = 10;
+  int frames = 40;
+  unsigned background = 0xfff4f0e8;  // ARGB
+  std::vector<SceneText> texts;
+  std::vector<int> blank_frames;  // frames on which no text is shown
+};
+
+// The scene of pipelines/ocr.sh and the tests: eight strings in DejaVu Sans, Serif and Mono,
+// regular, bold and italic, 20 to 32 points.
+[[nodiscard]] Scene demo_scene(int width = 1280, int height = 720, int frames = 40);
+
+// Where a string is on a frame: its inked pixels' bounding box (empty when not shown).
+struct Truth {
+  std::string text;
+  int x = 0, y = 0, width = 0, height = 0;
+};
+
+// One rendered frame: RGB pixels (width * 3 bytes a row) and its timestamp.
+using FrameSink = std::function<void(int frame, std::uint64_t pts, const std::uint8_t* rgb)>;
+
+// Renders `scene` through `tail` (a gst-launch description after the RGB frames with the text,
+// e.g. "videoconvert ! vp8enc ! webmmux ! filesink location=x.webm"); with a tail ending in
+// "appsink name=sink", `sink` gets every frame. `only` >= 0 shows that string alone. Returns ""
+// on success, else the error.
+[[nodiscard]] std::string render_scene(const Scene& scene, const std::string& tail,
+                                       const FrameSink& sink = {}, int only = -1);
+
+// The ground truth of every frame, string by string (one rendering per string).
+[[nodiscard]] std::string scene_truth(const Scene& scene, std::vector<std::vector<Truth>>& truth);
+
+// "{"pts":..,"texts":[{"text":..,"box":[x,y,w,h]}]}" for one frame (strings not shown left out).
+[[nodiscard]] std::string truth_json_line(std::uint64_t pts, const std::vector<Truth>& truth);
+
+// The cascade of pipelines/ocr_cascade.txt (`path`) as one gst-launch description, its
+// placeholders filled in (element names prefixed with `prefix`; `json` empty for none). "" when
+// the file cannot be read.
+[[nodiscard]] std::string ocr_cascade(const std::string& path, const std::string& prefix,
+                                      const std::string& models, const std::string& cache,
+                                      const std::string& json);
+
+// What the cascade read on a frame: a text and the bounding box of its corners.
+using Read = Truth;
+
+// How well a run read a scene. A string shown on a frame is found when a text read on that frame
+// overlaps it with IoU >= 0.5, and read when the best overlapping text equals it exactly.
+struct Score {
+  int shown = 0;
+  int found = 0;
+  int read = 0;
+  std::vector<std::string> misses;  // "frame 3: 'Model42' read as 'Mode142'" or "... not found"
+};
+[[nodiscard]] Score score(const std::vector<std::vector<Truth>>& truth,
+                          const std::vector<std::vector<Read>>& read);
+[[nodiscard]] double iou(const Truth& a, const Truth& b);
+
+}  // namespace weave::demo

