@@ -1,8 +1,11 @@
-// Reference MaxPool, AveragePool (1-D..3-D) and GlobalAveragePool / GlobalMaxPool, float32.
+// Reference MaxPool, AveragePool (1-D..3-D) and GlobalAveragePool / GlobalMaxPool, float32;
+// MaxPool also of other numeric dtypes and with its Indices output.
 // Work is split over the N*C planes; each output element visits its window directly.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/ref_util.h"
 #include "core/kernels/registry.h"
 #include "core/kernels/spatial.h"
@@ -94,20 +97,99 @@ class PoolKernel final : public Kernel {
   bool max_, include_pad_;
 };
 
+// MaxPool of any numeric dtype with the optional Indices output: the flat index of each
+// maximum in the whole input, row-major (storage_order 0) or, with storage_order 1, column-major
+// within each plane (1-D and 2-D windows). The first maximum in window order wins.
+class MaxPoolIndexedKernel final : public Kernel {
+ public:
+  MaxPoolIndexedKernel(WindowAttrs a, bool column_major) : a_(std::move(a)), column_major_(column_major) {}
+
+  Status infer(ShapeContext& ctx) const override {
+    const Dims& x = ctx.inputs[0].dims;
+    if (x.rank() < 3 || x.rank() > 5)
+      return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x (1 to 3 spatial dims)");
+    if (column_major_ && x.rank() > 4)
+      return make_error(ctx.label, ": MaxPool storage_order=1 takes 1-D or 2-D windows");
+    auto g = forward_geometry(a_, std::span<const int64_t>(x.begin() + 2, x.end()), a_.kernel, ctx.label);
+    if (!g) return g.error();
+    Dims out{x[0], x[1]};
+    for (int i = 0; i < g->nd; ++i) out.push_back(g->out[i]);
+    ctx.outputs[0].dtype = ctx.inputs[0].dtype;
+    ctx.outputs[0].dims = out;
+    if (ctx.outputs.size() > 1) {
+      ctx.outputs[1].dtype = DType::int64;
+      ctx.outputs[1].dims = out;
+    }
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    const Dims& xd = ctx.inputs[0].dims;
+    auto geo =
+        forward_geometry(a_, std::span<const int64_t>(xd.begin() + 2, xd.end()), a_.kernel, std::string());
+    if (!geo) return;
+    const Geo3 g = lift(*geo);
+    int64_t* idx =
+        ctx.outputs.size() > 1 && ctx.outputs[1].present() ? ctx.outputs[1].as<int64_t>() : nullptr;
+    (void)kern::dispatch_dtype<kern::kFloats | kern::kSigned | kern::kUnsigned>(
+        ctx.inputs[0].dtype, [&](auto tag) {
+          using T = kern::storage_t<decltype(tag)::value>;
+          const T* x = ctx.inputs[0].as<T>();
+          T* y = ctx.outputs[0].as<T>();
+          const int64_t in_sz = g.in_size(), out_sz = g.out_size();
+          for (int64_t p = 0; p < xd[0] * xd[1]; ++p)
+            for (int64_t od = 0; od < g.out[0]; ++od)
+              for (int64_t oh = 0; oh < g.out[1]; ++oh)
+                for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+                  const int64_t d0 = od * g.s[0] - g.pb[0], h0 = oh * g.s[1] - g.pb[1],
+                                w0 = ow * g.s[2] - g.pb[2];
+                  T best = std::numeric_limits<T>::lowest();
+                  int64_t at = -1;
+                  for (int64_t kd = 0; kd < g.k[0]; ++kd)
+                    for (int64_t kh = 0; kh < g.k[1]; ++kh)
+                      for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                        const int64_t id = d0 + kd * g.d[0], ih = h0 + kh * g.d[1], iw = w0 + kw * g.d[2];
+                        if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 || iw >= g.in[2])
+                          continue;
+                        const int64_t i = (id * g.in[1] + ih) * g.in[2] + iw;
+                        if (at < 0 || x[p * in_sz + i] > best) {
+                          best = x[p * in_sz + i];
+                          at = column_major_ ? iw * g.in[1] + ih : i;
+                        }
+                      }
+                  const int64_t o = p * out_sz + (od * g.out[1] + oh) * g.out[2] + ow;
+                  y[o] = best;
+                  if (idx) idx[o] = at < 0 ? 0 : p * in_sz + at;
+                }
+        });
+  }
+
+ private:
+  WindowAttrs a_;
+  bool column_major_;
+};
+
 Expected<std::unique_ptr<Kernel>> make_pool(const KernelSetup& s, bool is_max) {
   WEAVE_TRY(ref::require_nchw(s));
   WEAVE_TRY(ref::require_inputs(s, 1, 1));
-  WEAVE_TRY(ref::require_float(s, {0}));
-  if (is_max && ref::has_output(s, 1))
-    return make_error(s.label, ": the reference MaxPool does not produce the Indices output");
-  if (is_max && s.node.attrs.get_int("storage_order", 0) != 0)
-    return make_error(s.label, ": MaxPool storage_order=1 is not supported");
+  const bool general = is_max && (ref::has_output(s, 1) || s.node.attrs.get_int("storage_order", 0) != 0 ||
+                                  (s.inputs[0] != nullptr && s.inputs[0]->dtype != DType::float32));
+  if (general) {
+    const DType t = s.inputs[0] != nullptr ? s.inputs[0]->dtype : DType::undefined;
+    if (!kern::dispatch_dtype<kern::kFloats | kern::kSigned | kern::kUnsigned>(t, [](auto) {}))
+      return make_error(s.label, ": MaxPool does not take dtype ", dtype_name(t));
+  } else {
+    WEAVE_TRY(ref::require_float(s, {0}));
+  }
   auto a = parse_window_attrs(s.node.attrs, s.label);
   if (!a) return a.error();
   if (a->kernel.empty()) return make_error(s.label, ": ", s.node.op, " needs kernel_shape");
   if (!is_max && !a->dilations.empty() &&
       std::any_of(a->dilations.begin(), a->dilations.end(), [](int64_t d) { return d != 1; }) && s.opset < 19)
     return make_error(s.label, ": AveragePool dilations need opset >= 19");
+  if (general)
+    return std::unique_ptr<Kernel>(
+        std::make_unique<MaxPoolIndexedKernel>(std::move(*a), s.node.attrs.get_int("storage_order", 0) != 0));
   const bool include_pad = s.node.attrs.get_int("count_include_pad", 0) != 0;
   return std::unique_ptr<Kernel>(std::make_unique<PoolKernel>(std::move(*a), is_max, include_pad));
 }
@@ -117,6 +199,98 @@ Expected<std::unique_ptr<Kernel>> make_max_pool(const KernelSetup& s) {
 }
 Expected<std::unique_ptr<Kernel>> make_avg_pool(const KernelSetup& s) {
   return make_pool(s, false);
+}
+
+// MaxUnpool: Y of zeros with Y.flat[I[i]] = X[i]. The indices address the default output,
+// (in - 1) * stride + kernel - pads per spatial axis; an output_shape input (a value the planner
+// reads) may make Y larger, and then each index keeps its coordinates (ONNX's reference). An
+// index outside Y is skipped (hostile indices never write out of bounds).
+class MaxUnpoolKernel final : public Kernel {
+ public:
+  explicit MaxUnpoolKernel(WindowAttrs a) : a_(std::move(a)) {}
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 2; }
+
+  Status infer(ShapeContext& ctx) const override {
+    const auto& in = ctx.inputs;
+    const Dims& x = in[0].dims;
+    if (x.rank() < 3 || x.rank() > 5)
+      return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x (1 to 3 spatial dims)");
+    if (!kern::has_input(in, 1) || in[1].dtype != DType::int64 || !(in[1].dims == x))
+      return make_error(ctx.label, ": indices must be int64 of X's shape ", ref::dims_str(x));
+    const auto nd = static_cast<std::size_t>(x.rank() - 2);
+    if (a_.kernel.size() != nd || (!a_.strides.empty() && a_.strides.size() != nd) ||
+        (!a_.pads.empty() && a_.pads.size() != 2 * nd))
+      return make_error(ctx.label, ": kernel_shape, strides and pads do not match input ", ref::dims_str(x));
+    Dims out = default_dims(x);
+    if (kern::has_input(in, 2) && in[2].numel() > 0) {
+      const ConstTensorView& os = in[2];
+      if (os.data == nullptr) return make_error(ctx.label, ": output_shape is only known at run time");
+      if (os.dtype != DType::int64 || os.numel() != x.rank())
+        return make_error(ctx.label, ": output_shape must be int64 with one value per dim of X");
+      for (int i = 0; i < x.rank(); ++i) out[i] = os.as<int64_t>()[i];
+      if (out[0] != x[0] || out[1] != x[1])
+        return make_error(ctx.label, ": output_shape must keep X's batch and channels");
+    }
+    for (int i = 2; i < out.rank(); ++i)
+      if (out[i] < 0 || out[i] > (int64_t{1} << 24))
+        return make_error(ctx.label, ": output dims ", ref::dims_str(out), " are out of range");
+    ctx.outputs[0].dtype = in[0].dtype;
+    ctx.outputs[0].dims = out;
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    const TensorView& y = ctx.outputs[0];
+    std::memset(y.data, 0, y.bytes());
+    const Dims& od = y.dims;
+    const Dims dd = default_dims(ctx.inputs[0].dims);
+    const int64_t n = ctx.inputs[0].numel(), total = y.numel();
+    const int64_t* idx = ctx.inputs[1].as<int64_t>();
+    const std::size_t size = dtype_size(y.dtype);
+    const auto* x = static_cast<const std::byte*>(ctx.inputs[0].data);
+    auto* out = static_cast<std::byte*>(y.data);
+    const int64_t dplane = shape_numel(dd.span().subspan(2)), oplane = shape_numel(od.span().subspan(2));
+    const bool same = dd == od;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t at = idx[i];
+      if (!same && dplane > 0) {  // the same coordinates in the larger output
+        int64_t rem = at % dplane, flat = 0, stride = 1;
+        for (int d = dd.rank() - 1; d >= 2 && at >= 0; --d) {
+          const int64_t c = rem % dd[d];
+          rem /= dd[d];
+          if (c >= od[d]) at = -1;
+          flat += c * stride;
+          stride *= od[d];
+        }
+        if (at >= 0) at = at / dplane * oplane + flat;
+      }
+      if (at >= 0 && at < total)
+        std::memcpy(out + static_cast<std::size_t>(at) * size, x + static_cast<std::size_t>(i) * size, size);
+    }
+  }
+
+ private:
+  // (in - 1) * stride + kernel - pads per spatial axis.
+  [[nodiscard]] Dims default_dims(const Dims& x) const {
+    Dims out = x;
+    const auto nd = static_cast<std::size_t>(x.rank() - 2);
+    for (std::size_t i = 0; i < nd && i < a_.kernel.size(); ++i) {
+      const int64_t st = a_.strides.size() > i ? a_.strides[i] : 1;
+      const int64_t pads = a_.pads.size() == 2 * nd ? a_.pads[i] + a_.pads[i + nd] : 0;
+      out[static_cast<int>(i) + 2] = (x[static_cast<int>(i) + 2] - 1) * st + a_.kernel[i] - pads;
+    }
+    return out;
+  }
+
+  WindowAttrs a_;
+};
+
+Expected<std::unique_ptr<Kernel>> make_max_unpool(const KernelSetup& s) {
+  WEAVE_TRY(ref::require_inputs(s, 2, 3));
+  auto a = parse_window_attrs(s.node.attrs, s.label);
+  if (!a) return a.error();
+  if (a->kernel.empty()) return make_error(s.label, ": MaxUnpool needs kernel_shape");
+  return std::unique_ptr<Kernel>(std::make_unique<MaxUnpoolKernel>(std::move(*a)));
 }
 
 class GlobalPoolKernel final : public Kernel {
@@ -182,6 +356,7 @@ void register_pool_kernels(KernelRegistry& r) {
   r.add("MaxPool", make_max_pool);
   r.add("AveragePool", make_avg_pool);
   r.add("GlobalMaxPool", make_global_max);
+  r.add("MaxUnpool", make_max_unpool);
   r.add("GlobalAveragePool", make_global_avg);
 }
 

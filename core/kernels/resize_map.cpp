@@ -107,8 +107,12 @@ float ResizeSpec::source(int64_t o, int64_t in, int64_t out, float s) const {
       return (x + 0.5f) / s - 0.5f;
     case ResizeCoord::pytorch_half_pixel:
       return out > 1 ? (x + 0.5f) / s - 0.5f : 0.f;
-    case ResizeCoord::align_corners:
-      return out == 1 ? 0.f : x * static_cast<float>(in - 1) / static_cast<float>(out - 1);
+    case ResizeCoord::align_corners: {
+      // ONNX's reference divides by the unrounded output length in * scale (scales 0.6 of 4
+      // reach 2.4 for 2 outputs); with sizes the scale is out / in, so this is out - 1.
+      const float length = static_cast<float>(in) * s;
+      return out == 1 || !(length > 1.f) ? 0.f : x * static_cast<float>(in - 1) / (length - 1.f);
+    }
     case ResizeCoord::asymmetric:
       return x / s;
     case ResizeCoord::tf_half_pixel_for_nearest:

@@ -1,4 +1,6 @@
 #define BOOST_TEST_MODULE kernel_pool
+#include <cstring>
+
 #include "tests/kernels/test_util.h"
 
 using namespace weave;
@@ -119,6 +121,30 @@ BOOST_AUTO_TEST_CASE(global_pools) {
   check_close((*r)[0], {7, -3});
 }
 
+BOOST_AUTO_TEST_CASE(max_pool_indices_and_integer_dtypes) {
+  // 3x3 input, 2x2 windows at stride 1: the maxima 5, 6, 8, 9 and their flat indices.
+  KernelCase k = pool("MaxPool", make_f32({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), {2, 2});
+  k.num_outputs = 2;
+  auto r = run_kernel(k);
+  REQUIRE_OK(r);
+  check_close((*r)[0], {5, 6, 8, 9});
+  auto ints = [](const Tensor& t) {
+    return std::vector<int64_t>(t.as<int64_t>(), t.as<int64_t>() + t.numel());
+  };
+  BOOST_CHECK(ints((*r)[1]) == (std::vector<int64_t>{4, 5, 7, 8}));
+  k.attrs.set("storage_order", int64_t{1});  // column-major within the plane
+  r = run_kernel(k);
+  REQUIRE_OK(r);
+  BOOST_CHECK(ints((*r)[1]) == (std::vector<int64_t>{4, 7, 5, 8}));
+  Tensor x8(DType::uint8, Dims{1, 1, 2, 2});
+  const uint8_t v8[] = {3, 200, 7, 1};
+  std::memcpy(x8.data(), v8, sizeof v8);
+  auto ru = run_kernel(pool("MaxPool", std::move(x8), {2, 2}));
+  REQUIRE_OK(ru);
+  BOOST_CHECK((*ru)[0].dtype() == DType::uint8);
+  BOOST_CHECK(*(*ru)[0].as<uint8_t>() == 200);
+}
+
 BOOST_AUTO_TEST_CASE(pool_errors) {
   KernelCase k = pool("MaxPool", random_f32({1, 1, 2, 2}, 1), {3, 3});
   auto r = run_kernel(k);
@@ -126,11 +152,10 @@ BOOST_AUTO_TEST_CASE(pool_errors) {
   BOOST_CHECK(has(r.message(), "test node (MaxPool)"));
   BOOST_CHECK(has(r.message(), "larger than the padded input"));
 
-  k = pool("MaxPool", random_f32({1, 1, 4, 4}, 1), {2, 2});
-  k.num_outputs = 2;
+  k = pool("MaxPool", Tensor(DType::boolean, Dims{1, 1, 2, 2}), {2, 2});
   r = run_kernel(k);
   BOOST_REQUIRE(!r.ok());
-  BOOST_CHECK(has(r.message(), "Indices"));
+  BOOST_CHECK(has(r.message(), "does not take dtype bool"));
 
   KernelCase nok{"AveragePool", {}, 13, ins(random_f32({1, 1, 4, 4}, 1)), {false}};
   r = run_kernel(nok);
@@ -142,4 +167,26 @@ BOOST_AUTO_TEST_CASE(pool_errors) {
   r = run_kernel(k);
   BOOST_REQUIRE(!r.ok());
   BOOST_CHECK(has(r.message(), "test node (MaxPool)"));
+}
+
+BOOST_AUTO_TEST_CASE(max_unpool_scatters_and_grows_to_output_shape) {
+  // From a 4x4 input pooled 2x2 / stride 2: values 5..8 at flat indices 5, 7, 13, 15.
+  auto unpool = [](bool with_shape) {
+    KernelCase k = pool("MaxUnpool", make_f32({1, 1, 2, 2}, {5, 6, 7, 8}), {2, 2});
+    k.attrs.set("strides", std::vector<int64_t>{2, 2});
+    k.inputs.push_back(make_i64({1, 1, 2, 2}, {5, 7, 13, 15}));
+    k.constant = {false, false};
+    if (with_shape) {
+      k.inputs.push_back(make_i64({4}, {1, 1, 5, 5}));
+      k.constant.push_back(true);
+    }
+    return run_kernel(k);
+  };
+  auto r = unpool(false);
+  REQUIRE_OK(r);
+  check_close((*r)[0], {0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 7, 0, 8});
+  // A larger output keeps each value's coordinates.
+  r = unpool(true);
+  REQUIRE_OK(r);
+  check_close((*r)[0], {0, 0, 0, 0, 0, 0, 5, 0, 6, 0, 0, 0, 0, 0, 0, 0, 7, 0, 8, 0, 0, 0, 0, 0, 0});
 }
