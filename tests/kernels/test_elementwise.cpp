@@ -253,7 +253,7 @@ BOOST_AUTO_TEST_CASE(identity_dropout) {
   Tensor x = make_i64({2}, {7, 8});
   BOOST_CHECK(values<int64_t>(run1(un("Identity", x))) == (std::vector<int64_t>{7, 8}));
   check_close(run1(un("Dropout", make_f32({2}, {1, 2}))), {1, 2});
-  // Inference: the mask is all true; training mode with a ratio above 0 would be random.
+  // Inference: the mask is all true; training mode with a ratio above 0 and no seed would be random.
   KernelCase d = un("Dropout", make_f32({2}, {1, 2}));
   d.num_outputs = 2;
   auto r = run_all(d);
@@ -264,6 +264,22 @@ BOOST_AUTO_TEST_CASE(identity_dropout) {
   BOOST_CHECK(run_error(d).find("at random") != std::string::npos);
   d.inputs[1] = make_f32({}, {0});  // ratio 0 in training mode keeps everything
   BOOST_CHECK(values<uint8_t>(run_all(d)[1]) == (std::vector<uint8_t>{1, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(dropout_training_with_a_seed_draws_like_numpy) {
+  // numpy: np.random.seed(0); np.random.uniform(0, 1, 4) = [0.5488, 0.7152, 0.6028, 0.5449],
+  // so ratio 0.6 keeps elements 1 and 2, scaled by 1 / 0.4.
+  KernelCase d = un("Dropout", make_f32({4}, {1, 2, 3, 4}));
+  d.attrs.set("seed", int64_t{0});
+  d.num_outputs = 2;
+  d.inputs.push_back(make_f32({}, {0.6f}));
+  d.inputs.push_back(make_bool({}, {1}));
+  d.constant = {false, true, true};
+  auto r = run_all(d);
+  check_close(r[0], {0, 5, 7.5f, 0});
+  BOOST_CHECK(values<uint8_t>(r[1]) == (std::vector<uint8_t>{0, 1, 1, 0}));
+  d.inputs[1] = make_f32({}, {1.f});
+  BOOST_CHECK(run_error(d).find("[0, 1)") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(cast_conversions) {
