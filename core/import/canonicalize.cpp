@@ -135,6 +135,22 @@ Status canonicalize_pad(Graph& g, Node& n, const std::string& label) {
   return {};
 }
 
+// PRelu before opset 7: a 1-D constant slope of X's channel count applies per channel (what
+// PyTorch's opset-6 exports mean); it becomes [C, 1, ...] so that it broadcasts on axis 1.
+void canonicalize_prelu(Graph& g, Node& n) {
+  if (n.inputs.size() != 2 || n.inputs[1] < 0 || n.inputs[1] >= static_cast<int32_t>(g.values.size())) return;
+  const int rank = known_rank(g, n.inputs[0]);
+  const Value& slope = g.values[n.inputs[1]];
+  if (rank < 3 || slope.kind != ValueKind::param || !slope.rank_known || slope.shape.size() != 1) return;
+  const Shape& xs = g.values[n.inputs[0]].shape;
+  if (xs[1] >= 0 && xs[1] != slope.shape[0]) return;
+  Shape shape(static_cast<std::size_t>(rank - 1), 1);
+  shape[0] = slope.shape[0];
+  const DType t = slope.dtype;
+  SharedBytes bytes = g.params[slope.param].data;
+  n.inputs[1] = g.add_param(t, std::move(shape), std::move(bytes));
+}
+
 void canonicalize_softmax(const Graph& g, Node& n) {
   const int64_t axis = n.attrs.get_int("axis", 1);
   const int rank = n.inputs.empty() ? -1 : known_rank(g, n.inputs[0]);
@@ -161,6 +177,8 @@ Status canonicalize_opset(Graph& g, int opset) {
       canonicalize_clip(g, n);
     } else if ((op == "Squeeze" || op == "Unsqueeze") && opset < 13) {
       WEAVE_TRY(canonicalize_axes_input(g, n, g.node_label(static_cast<int32_t>(i))));
+    } else if (op == "PRelu" && opset < 7) {
+      canonicalize_prelu(g, n);
     } else if (op == "Pad" && opset < 11) {
       WEAVE_TRY(canonicalize_pad(g, n, g.node_label(static_cast<int32_t>(i))));
     } else if (op == "Upsample" || (op == "Resize" && opset < 11)) {
