@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -145,6 +146,9 @@ bool default_domain(const std::string& d) {
   return d.empty() || d == "ai.onnx";
 }
 
+constexpr const char* kTrainingDomain = "ai.onnx.preview.training";
+constexpr int kNewestOpset = 17;  // libonnx 1.12's newest default-domain opset
+
 class Importer {
  public:
   Importer(onnx::ModelProto& model, std::string label, const ImportOptions& opt)
@@ -182,7 +186,11 @@ class Importer {
         found = true;
       }
     }
-    if (!found) return err("the model declares no opset for the default ONNX domain");
+    // A model of training-domain nodes alone may import no default opset; kernels then see
+    // the newest forms, and a default-domain node is an error (add_node).
+    if (!found && !training_domain_only())
+      return err("the model declares no opset for the default ONNX domain");
+    if (!found) opset_ = kNewestOpset;
     if (opset_ < 1) return err("invalid opset " + std::to_string(opset_));
     std::string producer = model_.producer_name();
     if (!model_.producer_version().empty())
@@ -228,10 +236,23 @@ class Importer {
     return {};
   }
 
+  // Every node is of the ai.onnx.preview.training domain (Adagrad, Momentum, Adam models).
+  [[nodiscard]] bool training_domain_only() const {
+    const auto& nodes = model_.graph().node();
+    return !nodes.empty() && std::all_of(nodes.begin(), nodes.end(), [](const onnx::NodeProto& n) {
+      return n.domain() == kTrainingDomain;
+    });
+  }
+
   bool op_supported(const onnx::NodeProto& n) const {
     if (!opt_.check_ops) return true;
+    if (n.domain() == kTrainingDomain) {
+      const std::string& op = n.op_type();
+      return (op == "Adagrad" || op == "Momentum" || op == "Adam") && registry_.supports(op);
+    }
     if (!default_domain(n.domain())) return false;
     const std::string& op = n.op_type();
+    if (op == "Adagrad" || op == "Momentum" || op == "Adam") return false;  // training domain only
     // Identity/Dropout are removed by the compiler; Upsample becomes Resize.
     if (op == "Constant" || op == "Identity" || op == "Dropout") return true;
     if (op == "Upsample") return registry_.supports("Resize");

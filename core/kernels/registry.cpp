@@ -29,6 +29,8 @@ KernelRegistry& KernelRegistry::global() {
     register_signal_kernels(*reg);
     register_detection_kernels(*reg);
     register_sampling_kernels(*reg);
+    register_text_kernels(*reg);
+    register_optimizer_kernels(*reg);
 #if WEAVE_HAVE_FAST
     fast::register_fast_kernels(*reg);  // a no-op on CPUs without a fast path
 #endif

@@ -81,5 +81,7 @@ void register_signal_kernels(KernelRegistry& r);
 void register_detection_kernels(KernelRegistry& r);  // NonMaxSuppression, RoiAlign
 // GridSample; Resize in the modes resize.cpp leaves out (cubic, tf_crop_and_resize, ...)
 void register_sampling_kernels(KernelRegistry& r);
+void register_text_kernels(KernelRegistry& r);       // TfIdfVectorizer
+void register_optimizer_kernels(KernelRegistry& r);  // Adagrad, Momentum, Adam (training domain)
 
 }  // namespace weave
