@@ -328,4 +328,10 @@ CaseResult run_case(const CaseInfo& c, const RunOptions& options) {
   }
 }
 
+std::vector<std::string> model_ops(const std::string& path) {
+  CaseResult r;
+  describe_model(read_file(path), r);
+  return r.ops;
+}
+
 }  // namespace weave::conformance

