@@ -21,4 +21,13 @@ namespace weave {
 // `opset` is the model's default-domain opset. Errors name the node.
 [[nodiscard]] Status canonicalize_opset(Graph& g, int opset);
 
+// Lowers the sequence ops onto tensor ops when every position is a constant and every split's
+// count is known: SequenceEmpty / SequenceConstruct / SequenceInsert / SequenceErase only track
+// which tensors a sequence holds, SequenceAt becomes Identity, SequenceLength a constant,
+// ConcatFromSequence Concat (Unsqueeze first with new_axis), SplitToSequence Split (and Squeeze
+// with keepdims=0). Anything else that takes a sequence, a sequence output, or a position known
+// only at run time is an error naming the node. Runs after canonicalize_opset (the nodes it
+// makes are opset-13 forms).
+[[nodiscard]] Status lower_sequences(Graph& g, int opset);
+
 }  // namespace weave

@@ -171,6 +171,7 @@ class Importer {
     if (opt_.infer_shapes) infer_shapes();
     WEAVE_TRY(fill_output_infos());
     if (Status s = canonicalize_opset(g_, opset_); !s) return s.error().context(label_);
+    if (Status s = lower_sequences(g_, opset_); !s) return s.error().context(label_);
     if (Status s = g_.validate(); !s) return s.error().context(label_);
     return std::move(g_);
   }
@@ -255,6 +256,11 @@ class Importer {
     if (op == "Adagrad" || op == "Momentum" || op == "Adam") return false;  // training domain only
     // Identity/Dropout are removed by the compiler; Upsample becomes Resize.
     if (op == "Constant" || op == "Identity" || op == "Dropout") return true;
+    // Lowered onto tensor ops after import (lower_sequences), or refused there by node.
+    if (op == "SequenceEmpty" || op == "SequenceConstruct" || op == "SequenceInsert" ||
+        op == "SequenceErase" || op == "SequenceAt" || op == "SequenceLength" || op == "ConcatFromSequence" ||
+        op == "SplitToSequence")
+      return true;
     if (op == "Upsample") return registry_.supports("Resize");
     return registry_.supports(op);
   }

@@ -619,3 +619,77 @@ BOOST_AUTO_TEST_CASE(corrupted_bytes_never_crash) {
   }
   BOOST_TEST(failures > 0);
 }
+
+BOOST_AUTO_TEST_CASE(sequences_with_constant_positions_lower_onto_tensor_ops) {
+  onnx::ModelProto m = base_model(13);
+  auto* g = m.mutable_graph();
+  for (const char* n : {"x", "y", "z"}) set_tensor_type(g->add_input(), n, 1, {2, 3});
+  add_node(g, "SequenceConstruct", "make", {"x", "y", "z"}, {"s1"});
+  add_node(g, "SequenceErase", "erase", {"s1"}, {"s2"});  // default: the last one
+  add_node(g, "ConcatFromSequence", "cat", {"s2"}, {"c"});
+  add_int_attr(g->mutable_node(2), "axis", 0);
+  add_node(g, "SequenceLength", "len", {"s1"}, {"n"});
+  set_tensor_type(g->add_output(), "c", 1, {4, 3});
+  set_tensor_type(g->add_output(), "n", 7, {});
+  auto r = import_proto(m, "seq.onnx");
+  BOOST_REQUIRE_MESSAGE(r, (r ? "" : r.message()));
+  BOOST_TEST(count_op(*r, "Concat") == 1);
+  BOOST_TEST(count_op(*r, "SequenceConstruct") == 0);
+  const Node& cat = r->nodes[0].op == "Concat" ? r->nodes[0] : r->nodes[1];
+  BOOST_TEST(cat.inputs.size() == 2u);  // x and y
+  const Node& len = r->nodes[0].op == "Concat" ? r->nodes[1] : r->nodes[0];
+  BOOST_TEST(len.op == "Identity");
+  BOOST_TEST(param_values<int64_t>(*r, len.inputs[0]) == std::vector<int64_t>{3});
+
+  // A position fed at run time cannot be lowered: an error naming the node.
+  onnx::ModelProto m2 = base_model(13);
+  auto* g2 = m2.mutable_graph();
+  set_tensor_type(g2->add_input(), "x", 1, {2});
+  set_tensor_type(g2->add_input(), "pos", 7, {});
+  add_node(g2, "SequenceConstruct", "make", {"x", "x"}, {"s"});
+  add_node(g2, "SequenceAt", "at", {"s", "pos"}, {"y"});
+  set_tensor_type(g2->add_output(), "y", 1, {2});
+  auto bad = import_proto(m2, "seq2.onnx");
+  BOOST_REQUIRE(!bad);
+  BOOST_TEST(contains(bad.message(), "'at'"));
+  BOOST_TEST(contains(bad.message(), "constant"));
+}
+
+BOOST_AUTO_TEST_CASE(opset6_prelu_slope_applies_per_channel) {
+  onnx::ModelProto m = base_model(6);
+  auto* g = m.mutable_graph();
+  set_tensor_type(g->add_input(), "x", 1, {2, 3, 4});
+  auto* slope = g->add_initializer();
+  slope->set_name("slope");
+  slope->set_data_type(1);
+  slope->add_dims(3);
+  for (float v : {0.1f, 0.2f, 0.3f}) slope->add_float_data(v);
+  add_node(g, "PRelu", "prelu", {"x", "slope"}, {"y"});
+  set_tensor_type(g->add_output(), "y", 1, {2, 3, 4});
+  auto r = import_proto(m, "prelu.onnx");
+  BOOST_REQUIRE_MESSAGE(r, (r ? "" : r.message()));
+  BOOST_TEST((r->values[r->nodes[0].inputs[1]].shape == Shape{3, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(training_domain_models_need_no_default_opset) {
+  onnx::ModelProto m;
+  m.set_ir_version(7);
+  auto* op = m.add_opset_import();
+  op->set_domain("ai.onnx.preview.training");
+  op->set_version(1);
+  auto* g = m.mutable_graph();
+  set_tensor_type(g->add_input(), "r", 1, {});
+  set_tensor_type(g->add_input(), "t", 7, {});
+  for (const char* n : {"x", "gr", "h"}) set_tensor_type(g->add_input(), n, 1, {2});
+  auto* n = add_node(g, "Adagrad", "step", {"r", "t", "x", "gr", "h"}, {"x2", "h2"});
+  n->set_domain("ai.onnx.preview.training");
+  set_tensor_type(g->add_output(), "x2", 1, {2});
+  set_tensor_type(g->add_output(), "h2", 1, {2});
+  auto r = import_proto(m, "adagrad.onnx");
+  BOOST_REQUIRE_MESSAGE(r, (r ? "" : r.message()));
+  BOOST_TEST(r->nodes[0].op == "Adagrad");
+  // The same op in the default domain is not an ONNX operator.
+  n->set_domain("");
+  m.add_opset_import()->set_version(13);
+  BOOST_TEST(!import_proto(m, "adagrad.onnx"));
+}
