@@ -265,6 +265,20 @@ class SequenceLowering {
     g_.nodes.push_back(std::move(n));
   }
 
+  // Passes each of `items` through a new Squeeze / Unsqueeze node at `axis`; items become the
+  // nodes' outputs.
+  void each_through(const char* op, std::vector<int32_t>& items, int64_t axis) {
+    const int32_t axes = add_vector_param(g_, std::vector<int64_t>{axis});
+    for (int32_t& v : items) {
+      Node u;
+      u.op = op;
+      u.inputs = {v, axes};
+      v = fresh(v);
+      u.outputs = {v};
+      g_.nodes.push_back(std::move(u));
+    }
+  }
+
   // A new intermediate value of `like`'s dtype, rank unknown (the planner infers it).
   int32_t fresh(int32_t like) {
     Value v;
@@ -344,17 +358,7 @@ class SequenceLowering {
       const int64_t axis = n.attrs.get_int("axis", 0);
       r.op = "Concat";
       r.attrs.set("axis", axis);
-      if (n.attrs.get_int("new_axis", 0) != 0) {
-        const int32_t axes = add_vector_param(g_, std::vector<int64_t>{axis});
-        for (int32_t& v : items) {
-          Node u;
-          u.op = "Unsqueeze";
-          u.inputs = {v, axes};
-          v = fresh(v);
-          u.outputs = {v};
-          g_.nodes.push_back(std::move(u));
-        }
-      }
+      if (n.attrs.get_int("new_axis", 0) != 0) each_through("Unsqueeze", items, axis);
       r.inputs = items;
     }
     emit(std::move(r), names, id);
@@ -411,17 +415,7 @@ class SequenceLowering {
     for (int64_t i = 0; i < parts; ++i) s.outputs.push_back(fresh(x));
     items = s.outputs;
     emit(std::move(s), names, id);
-    if (!has_split && n.attrs.get_int("keepdims", 1) == 0) {
-      const int32_t axes = add_vector_param(g_, std::vector<int64_t>{axis});
-      for (int32_t& v : items) {
-        Node q;
-        q.op = "Squeeze";
-        q.inputs = {v, axes};
-        v = fresh(v);
-        q.outputs = {v};
-        g_.nodes.push_back(std::move(q));
-      }
-    }
+    if (!has_split && n.attrs.get_int("keepdims", 1) == 0) each_through("Squeeze", items, axis);
     seqs_[n.outputs[0]] = std::move(items);
     return {};
   }
