@@ -248,8 +248,13 @@ int write_report(const Args& a, const std::vector<CaseInfo>& cases) {
          "The cases of every operator the test models use, with the default kernels (the target is all\n"
          "of them); `--model` names the models.\n\n"
          "| model | operators | their cases passed | operators short of all |\n|---|---|---|---|\n";
+    std::set<std::size_t> behind;  // failing cases that use an operator of a test model
     for (const auto& path : a.models) {
       const auto ops = model_ops(path);
+      for (std::size_t i = 0; i < cases.size(); ++i)
+        if (def[i].outcome != Outcome::pass)
+          for (const auto& op : ops)
+            if (std::find(def[i].ops.begin(), def[i].ops.end(), op) != def[i].ops.end()) behind.insert(i);
       Count c;
       std::string short_of;
       for (const auto& op : ops) {
@@ -264,6 +269,15 @@ int write_report(const Args& a, const std::vector<CaseInfo>& cases) {
       for (const auto& op : ops) listed += (listed.empty() ? "" : ", ") + op;
       f << "| " << fs::path(path).filename().string() << " | " << listed << " | " << cell(c) << " | "
         << (short_of.empty() ? "none" : short_of) << " |\n";
+    }
+    if (!behind.empty()) {
+      f << "\nThe cases behind the shortfall, with all the operators they use:\n\n"
+           "| case | operators | why |\n|---|---|---|\n";
+      for (std::size_t i : behind) {
+        std::string listed;
+        for (const auto& op : def[i].ops) listed += (listed.empty() ? "" : ", ") + op;
+        f << "| " << cases[i].name << " | " << listed << " | " << escape_md(def[i].detail) << " |\n";
+      }
     }
   }
   f << "\n## Per operator\n\n"
