@@ -89,8 +89,9 @@ class GridSampleKernel final : public Kernel {
     const double lo = twice_lo / 2, span = (twice_hi - twice_lo) / 2;
     v = std::fabs(v - lo);
     const double extra = std::fmod(v, span);
-    const auto flips = static_cast<int64_t>(std::floor(v / span));
-    return flips % 2 == 0 ? extra + lo : span - extra + lo;
+    // The parity of the flips in floating point: a huge coordinate must not overflow an integer.
+    const bool even = std::fmod(std::floor(v / span), 2.0) == 0.0;
+    return even ? extra + lo : span - extra + lo;
   }
 
   // A source coordinate with border or reflection padding applied.

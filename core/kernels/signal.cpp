@@ -3,6 +3,7 @@
 // exact zeros of the spectrum come out as (nearly) zero; float32 or float64 in and out.
 // Sizes (window size, DFT length, frame step and length, mel bins) are input values that decide
 // output shapes: the kernels list them in value_inputs.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -131,8 +132,11 @@ class MelWeightMatrixKernel final : public Kernel {
                                static_cast<std::size_t>(bins + 2));
     for (int64_t k = 0; k < bins + 2; ++k) {
       const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(k) * step + lo_mel) / 2595.0) - 1.0);
+      // Clamped to [-1, rows] before converting: hostile edge frequencies (NaN, huge) only
+      // move filters off the matrix.
+      const double bin = std::floor(static_cast<double>(len + 1) * hz / static_cast<double>(rate));
       f[static_cast<std::size_t>(k)] =
-          static_cast<int64_t>(std::floor(static_cast<double>(len + 1) * hz / static_cast<double>(rate)));
+          std::isnan(bin) ? -1 : static_cast<int64_t>(std::clamp(bin, -1.0, static_cast<double>(rows)));
     }
     auto set = [&](int64_t j, int64_t i, double v) {
       if (j >= 0 && j < rows) put(out, j * bins + i, v);

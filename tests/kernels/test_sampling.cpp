@@ -37,3 +37,14 @@ BOOST_AUTO_TEST_CASE(resize_cubic_keeps_a_constant_and_a_ramp_stays_monotonic) {
   BOOST_REQUIRE(v.size() == 8u);
   for (std::size_t i = 1; i < v.size(); ++i) BOOST_CHECK(v[i] >= v[i - 1] - 1e-5f);
 }
+
+BOOST_AUTO_TEST_CASE(grid_sample_reflection_of_a_huge_coordinate_stays_on_the_image) {
+  KernelCase c;
+  c.op = "GridSample";
+  c.opset = 16;
+  c.attrs.set("padding_mode", std::string("reflection"));
+  c.inputs = ins(make_f32({1, 1, 2, 2}, {1, 2, 3, 4}), make_f32({1, 1, 2, 2}, {1e30f, -1e30f, 0.25f, 3.5f}));
+  const auto v = values<float>(run1(c));
+  BOOST_REQUIRE(v.size() == 2u);
+  for (float x : v) BOOST_CHECK(x >= 1.f && x <= 4.f);
+}
