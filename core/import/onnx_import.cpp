@@ -276,6 +276,7 @@ class Importer {
       int32_t id = g_.add_param(d->dtype, d->shape, to_shared(d->bytes));
       return define(n.output(0), id, where);
     }
+    if (n.op_type() == "If" && default_domain(n.domain())) return add_if(n, index, where);
     Node node;
     node.op = n.op_type();
     for (const auto& name : n.input()) {
@@ -312,6 +313,67 @@ class Importer {
     }
     if (!n.name().empty()) g_.names.nodes[node_id] = n.name();
     g_.nodes.push_back(std::move(node));
+    return {};
+  }
+
+  // If, lowered onto Where: both branches are inlined (their nodes read the outer scope) and
+  // each output selects between the branches' values. Taken only when every output has the same
+  // dtype and the same static shape in both branches (and the condition one element of no higher
+  // rank), so that computing both and selecting equals computing the one taken.
+  Status add_if(const onnx::NodeProto& n, int index, const std::string& where) {
+    const onnx::GraphProto* branch[2] = {nullptr, nullptr};
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "then_branch" && a.has_g()) branch[0] = &a.g();
+      if (a.name() == "else_branch" && a.has_g()) branch[1] = &a.g();
+    }
+    if (!branch[0] || !branch[1] || n.input_size() != 1)
+      return err(where + ": If needs a condition and both branches");
+    auto cond = by_name_.find(n.input(0));
+    if (cond == by_name_.end()) return err(where + ": input '" + n.input(0) + "' is not defined");
+    const Value& cv = g_.values[cond->second];
+    const bool one_element =
+        cv.rank_known && std::all_of(cv.shape.begin(), cv.shape.end(), [](int64_t d) { return d == 1; });
+    const int outputs = n.output_size();
+    for (const onnx::GraphProto* b : branch)
+      if (b->output_size() != outputs)
+        return err(where + ": a branch has another number of outputs than the If");
+    for (int k = 0; k < outputs; ++k) {
+      auto t = type_info(branch[0]->output(k).type(), where + " then_branch output " + std::to_string(k));
+      auto e = type_info(branch[1]->output(k).type(), where + " else_branch output " + std::to_string(k));
+      if (!t) return t.error().context(label_);
+      if (!e) return e.error().context(label_);
+      const bool static_shape =
+          t->rank_known && std::all_of(t->shape.begin(), t->shape.end(), [](int64_t d) { return d >= 0; });
+      if (!one_element || !static_shape || t->dtype != e->dtype || !e->rank_known || t->shape != e->shape ||
+          cv.shape.size() > t->shape.size())
+        return err(where +
+                   ": If is supported when both branches give outputs of one dtype and one static shape "
+                   "(selected after computing both) and the condition is one element");
+    }
+    std::vector<int32_t> chosen[2];
+    for (int b = 0; b < 2; ++b) {
+      const auto outer = by_name_;  // names a branch defines do not leave it
+      for (const auto& t : branch[b]->initializer()) WEAVE_TRY(add_initializer(t));
+      for (const auto& node : branch[b]->node()) WEAVE_TRY(add_node(node, index));
+      for (const auto& o : branch[b]->output()) {
+        auto it = by_name_.find(o.name());
+        if (it == by_name_.end()) return err(where + ": branch output '" + o.name() + "' is not defined");
+        chosen[b].push_back(it->second);
+      }
+      by_name_ = outer;
+    }
+    for (int k = 0; k < outputs; ++k) {
+      if (n.output(k).empty()) continue;
+      Node w;
+      w.op = "Where";
+      w.inputs = {cond->second, chosen[0][static_cast<std::size_t>(k)],
+                  chosen[1][static_cast<std::size_t>(k)]};
+      const int32_t id = g_.add_value(Value{});
+      WEAVE_TRY(define(n.output(k), id, where));
+      w.outputs = {id};
+      if (!n.name().empty()) g_.names.nodes[static_cast<int32_t>(g_.nodes.size())] = n.name();
+      g_.nodes.push_back(std::move(w));
+    }
     return {};
   }
 

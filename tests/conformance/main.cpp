@@ -291,9 +291,9 @@ int write_report(const Args& a, const std::vector<CaseInfo>& cases) {
        "their own model, so no runtime that follows the model passes them: `test_adam_multiple`'s\n"
        "expected data were computed with epsilon 1e-2, which the model does not carry (the default\n"
        "is 1e-6; `test_adam` passes), and the `test_castlike_*BFLOAT16*` cases feed a 'like' input\n"
-       "of shape [1] where the model declares [3, 4]. Strings, sequences, optionals, control flow\n"
-       "(If, Loop, Scan), Gradient and the random ops (Bernoulli, RandomUniformLike) are refused\n"
-       "when the model is loaded.\n\n"
+       "of shape [1] where the model declares [3, 4]. Strings, sequence or optional inputs and\n"
+       "outputs, Loop and Scan, If whose branches differ in shape, Gradient and the random ops\n"
+       "(Bernoulli, RandomUniformLike) are refused when the model is loaded.\n\n"
        "| case | outcome | why | ONNX Runtime |\n|---|---|---|---|\n";
   for (std::size_t i = 0; i < cases.size(); ++i) {
     if (def[i].outcome == Outcome::pass) continue;

@@ -693,3 +693,37 @@ BOOST_AUTO_TEST_CASE(training_domain_models_need_no_default_opset) {
   m.add_opset_import()->set_version(13);
   BOOST_TEST(!import_proto(m, "adagrad.onnx"));
 }
+
+BOOST_AUTO_TEST_CASE(if_with_branches_of_one_static_shape_selects_with_where) {
+  onnx::ModelProto m = base_model(13);
+  auto* g = m.mutable_graph();
+  set_tensor_type(g->add_input(), "cond", 9, {});
+  set_tensor_type(g->add_input(), "x", 1, {3});
+  auto* n = add_node(g, "If", "choose", {"cond"}, {"y"});
+  const char* ops[2] = {"Relu", "Neg"};
+  const char* names[2] = {"then_branch", "else_branch"};
+  for (int b = 0; b < 2; ++b) {
+    auto* a = n->add_attribute();
+    a->set_name(names[b]);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* sub = a->mutable_g();
+    sub->set_name(names[b]);
+    add_node(sub, ops[b], "", {"x"}, {"out"});  // both branches name their value 'out'
+    set_tensor_type(sub->add_output(), "out", 1, {3});
+  }
+  set_tensor_type(g->add_output(), "y", 1, {3});
+  auto r = import_proto(m, "if.onnx");
+  BOOST_REQUIRE_MESSAGE(r, (r ? "" : r.message()));
+  BOOST_TEST(count_op(*r, "Relu") == 1);
+  BOOST_TEST(count_op(*r, "Neg") == 1);
+  BOOST_TEST(count_op(*r, "Where") == 1);
+
+  // Branches of different shapes would need the one taken: an error naming the node.
+  auto* else_out = n->mutable_attribute(1)->mutable_g()->mutable_output(0);
+  else_out->Clear();
+  set_tensor_type(else_out, "out", 1, {4});
+  auto bad = import_proto(m, "if.onnx");
+  BOOST_REQUIRE(!bad);
+  BOOST_TEST(contains(bad.message(), "'choose'"));
+  BOOST_TEST(contains(bad.message(), "static shape"));
+}
