@@ -52,6 +52,13 @@ class NmsKernel final : public Kernel {
     for (std::size_t i = 0; i < in.size(); ++i)
       if (has_input(in, i) && in[i].data == nullptr && in[i].numel() > 0)
         return make_error(ctx.label, ": input ", i, " is only known at run time");
+    // Each candidate is compared with the boxes kept so far (at most max_output_boxes_per_class):
+    // refused beyond ~2^32 comparisons so that hostile sizes cannot stall planning or a run.
+    const int64_t max_out = has_input(in, 2) ? std::max<int64_t>(kern::int_at(in[2], 0), 0) : 0;
+    const int64_t per_class = b[1] * std::min(b[1], max_out);
+    if (per_class > 0 && b[0] * s[1] > (int64_t{1} << 32) / per_class)
+      return make_error(ctx.label, ": ", b[0] * s[1], " classes of ", b[1], " boxes keeping up to ", max_out,
+                        " each are too many comparisons");
     // Two index lists of one class's boxes: the candidates in score order and the kept ones.
     const auto n = static_cast<std::size_t>(b[1]);
     std::vector<int64_t> scratch(2 * n);

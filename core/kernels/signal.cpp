@@ -184,6 +184,16 @@ void dft(int64_t n, int64_t bins, bool inverse, In&& in, Out&& out) {
   }
 }
 
+// The direct transform costs bins x points multiply-adds: refused beyond ~2^32 (seconds of work)
+// so that a hostile length cannot stall a run.
+Status check_work(int64_t bins, int64_t points, const std::string& label) {
+  constexpr int64_t kMaxWork = int64_t{1} << 32;
+  if (bins > 0 && points > kMaxWork / bins)
+    return make_error(label, ": a direct transform of ", bins, " bins over ", points,
+                      " points is too much work for the reference kernel (O(n^2))");
+  return {};
+}
+
 bool floating(DType t) {
   return t == DType::float32 || t == DType::float64;
 }
@@ -212,6 +222,7 @@ class DftKernel final : public Kernel {
     Dims out = x;
     out[*a] = onesided_ ? n / 2 + 1 : n;
     out[x.rank() - 1] = 2;
+    WEAVE_TRY(check_work(out.numel() / 2, n, ctx.label));
     ctx.outputs[0].dtype = ctx.inputs[0].dtype;
     ctx.outputs[0].dims = out;
     return {};
@@ -292,6 +303,7 @@ class StftKernel final : public Kernel {
     const int64_t frames = (x[1] - frame) / *step + 1;
     ctx.outputs[0].dtype = in[0].dtype;
     ctx.outputs[0].dims = Dims{x[0], frames, onesided_ ? frame / 2 + 1 : frame, 2};
+    WEAVE_TRY(check_work(ctx.outputs[0].dims.numel() / 2, frame, ctx.label));
     return {};
   }
   void run(const RunContext& ctx) const override {

@@ -50,3 +50,13 @@ BOOST_AUTO_TEST_CASE(roi_align_averages_a_constant_map) {
   c.attrs.set("mode", std::string("median"));
   BOOST_CHECK(run_error(c).find("mode") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_CASE(nms_refuses_hostile_sizes_instead_of_stalling) {
+  constexpr int64_t n = 70000;  // n x n comparisons exceed the bound
+  KernelCase c;
+  c.op = "NonMaxSuppression";
+  c.inputs = ins(make_f32({1, n, 4}, std::vector<float>(4 * n, 0.f)),
+                 make_f32({1, 1, n}, std::vector<float>(n, 0.5f)), make_i64({}, {n}));
+  c.constant = {true, true, true};
+  BOOST_CHECK(run_error(c).find("too many comparisons") != std::string::npos);
+}

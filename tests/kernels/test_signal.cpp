@@ -46,3 +46,12 @@ BOOST_AUTO_TEST_CASE(dft_rejects_a_signal_without_the_complex_axis) {
   c.inputs = ins(make_f32({2, 4, 3}, std::vector<float>(24, 0.f)));
   BOOST_CHECK(run_error(c).find("1 or 2") != std::string::npos);
 }
+
+BOOST_AUTO_TEST_CASE(dft_refuses_a_hostile_length_instead_of_stalling) {
+  KernelCase c;
+  c.op = "DFT";
+  c.opset = 17;
+  c.inputs = ins(make_f32({1, 4, 1}, {1, 0, 0, 0}), make_i64({}, {int64_t{1} << 24}));
+  c.constant = {false, true};
+  BOOST_CHECK(run_error(c).find("too much work") != std::string::npos);
+}
