@@ -147,7 +147,8 @@ bool default_domain(const std::string& d) {
 }
 
 constexpr const char* kTrainingDomain = "ai.onnx.preview.training";
-constexpr int kNewestOpset = 17;  // libonnx 1.12's newest default-domain opset
+constexpr int kNewestOpset = 17;
+constexpr int64_t kZero = 0;  // libonnx 1.12's newest default-domain opset
 
 class Importer {
  public:
@@ -277,6 +278,7 @@ class Importer {
       return define(n.output(0), id, where);
     }
     if (n.op_type() == "If" && default_domain(n.domain())) return add_if(n, index, where);
+    if (n.op_type() == "Scan" && default_domain(n.domain()) && opset_ >= 9) return add_scan(n, index, where);
     Node node;
     node.op = n.op_type();
     for (const auto& name : n.input()) {
@@ -373,6 +375,110 @@ class Importer {
       w.outputs = {id};
       if (!n.name().empty()) g_.names.nodes[static_cast<int32_t>(g_.nodes.size())] = n.name();
       g_.nodes.push_back(std::move(w));
+    }
+    return {};
+  }
+
+  // Scan (opset 9+), unrolled: each step gathers element t of every scan input along axis 0,
+  // inlines the body with the states of the step before, and the scan outputs are the steps'
+  // values stacked on a new axis 0. Taken when the scan length is known when the model loads
+  // (at most kMaxScanSteps) and the axes and directions are the defaults.
+  Status add_scan(const onnx::NodeProto& n, int index, const std::string& where) {
+    constexpr int64_t kMaxScanSteps = 256;
+    const onnx::GraphProto* body = nullptr;
+    int64_t m = -1;
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "body" && a.has_g()) body = &a.g();
+      if (a.name() == "num_scan_inputs") m = a.i();
+      const bool all_zero = std::all_of(a.ints().begin(), a.ints().end(), [](int64_t v) { return v == 0; });
+      if ((a.name() == "scan_input_axes" || a.name() == "scan_output_axes" ||
+           a.name() == "scan_input_directions" || a.name() == "scan_output_directions") &&
+          !all_zero)
+        return err(where + ": Scan is supported with the default axes and directions only");
+    }
+    const int inputs = n.input_size();
+    if (!body || m < 1 || m > inputs)
+      return err(where + ": Scan needs a body and 1 to " + std::to_string(inputs) + " scan inputs");
+    const int states = inputs - static_cast<int>(m);
+    if (body->input_size() != inputs || body->output_size() < states ||
+        n.output_size() != body->output_size())
+      return err(where + ": the Scan body's inputs and outputs do not match the node's");
+    std::vector<int32_t> in_ids;
+    int64_t steps = -1;
+    for (int k = 0; k < inputs; ++k) {
+      auto it = by_name_.find(n.input(k));
+      if (it == by_name_.end()) return err(where + ": input '" + n.input(k) + "' is not defined");
+      in_ids.push_back(it->second);
+      if (k < states) continue;
+      const Value& v = g_.values[it->second];
+      const int64_t len = v.rank_known && !v.shape.empty() ? v.shape[0] : -1;
+      if (len < 0 || (steps >= 0 && len != steps))
+        return err(where + ": Scan is unrolled, so the scan inputs' first dim must be known and equal");
+      steps = len;
+    }
+    if (steps < 1 || steps > kMaxScanSteps)
+      return err(where + ": Scan of " + std::to_string(steps) + " steps is not supported (1 to " +
+                 std::to_string(kMaxScanSteps) + ", unrolled)");
+    std::vector<int32_t> state(in_ids.begin(), in_ids.begin() + states);
+    std::vector<std::vector<int32_t>> scanned(static_cast<std::size_t>(body->output_size() - states));
+    for (int64_t t = 0; t < steps; ++t) {
+      const auto outer = by_name_;
+      const int32_t at =
+          g_.add_param(DType::int64, Shape{}, SharedBytes::copy_of(std::as_bytes(std::span(&t, 1))));
+      for (int k = 0; k < inputs; ++k) {
+        int32_t v = k < states ? state[static_cast<std::size_t>(k)] : kNoValue;
+        if (k >= states) {
+          Node gather;
+          gather.op = "Gather";
+          gather.attrs.set("axis", int64_t{0});
+          gather.inputs = {in_ids[static_cast<std::size_t>(k)], at};
+          v = g_.add_value(Value{});
+          gather.outputs = {v};
+          g_.nodes.push_back(std::move(gather));
+        }
+        by_name_[body->input(k).name()] = v;
+      }
+      for (const auto& init : body->initializer()) WEAVE_TRY(add_initializer(init));
+      for (const auto& node : body->node()) WEAVE_TRY(add_node(node, index));
+      for (int k = 0; k < body->output_size(); ++k) {
+        auto it = by_name_.find(body->output(k).name());
+        if (it == by_name_.end())
+          return err(where + ": body output '" + body->output(k).name() + "' is not defined");
+        if (k < states)
+          state[static_cast<std::size_t>(k)] = it->second;
+        else
+          scanned[static_cast<std::size_t>(k - states)].push_back(it->second);
+      }
+      by_name_ = outer;
+    }
+    for (int k = 0; k < n.output_size(); ++k) {
+      if (n.output(k).empty()) continue;
+      Node out;
+      if (k < states) {
+        out.op = "Identity";
+        out.inputs = {state[static_cast<std::size_t>(k)]};
+      } else {
+        out.op = "Concat";
+        out.attrs.set("axis", int64_t{0});
+        for (int32_t v : scanned[static_cast<std::size_t>(k - states)]) {
+          Node u;  // in the model's opset form: canonicalize_opset rewrites it with the others
+          u.op = "Unsqueeze";
+          u.inputs = {v};
+          if (opset_ < 13)
+            u.attrs.set("axes", std::vector<int64_t>{0});
+          else
+            u.inputs.push_back(g_.add_param(DType::int64, Shape{1},
+                                            SharedBytes::copy_of(std::as_bytes(std::span(&kZero, 1)))));
+          const int32_t id = g_.add_value(Value{});
+          u.outputs = {id};
+          g_.nodes.push_back(std::move(u));
+          out.inputs.push_back(id);
+        }
+      }
+      const int32_t id = g_.add_value(Value{});
+      WEAVE_TRY(define(n.output(k), id, where));
+      out.outputs = {id};
+      g_.nodes.push_back(std::move(out));
     }
     return {};
   }

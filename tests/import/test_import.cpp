@@ -727,3 +727,38 @@ BOOST_AUTO_TEST_CASE(if_with_branches_of_one_static_shape_selects_with_where) {
   BOOST_TEST(contains(bad.message(), "'choose'"));
   BOOST_TEST(contains(bad.message(), "static shape"));
 }
+
+BOOST_AUTO_TEST_CASE(scan_of_a_known_length_is_unrolled) {
+  onnx::ModelProto m = base_model(13);
+  auto* g = m.mutable_graph();
+  set_tensor_type(g->add_input(), "init", 1, {2});
+  set_tensor_type(g->add_input(), "x", 1, {3, 2});
+  auto* n = add_node(g, "Scan", "sum", {"init", "x"}, {"y", "z"});
+  add_int_attr(n, "num_scan_inputs", 1);
+  auto* a = n->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  auto* body = a->mutable_g();
+  body->set_name("body");
+  set_tensor_type(body->add_input(), "acc", 1, {2});
+  set_tensor_type(body->add_input(), "row", 1, {2});
+  add_node(body, "Add", "", {"acc", "row"}, {"acc_out"});
+  add_node(body, "Identity", "", {"acc_out"}, {"step"});
+  set_tensor_type(body->add_output(), "acc_out", 1, {2});
+  set_tensor_type(body->add_output(), "step", 1, {2});
+  set_tensor_type(g->add_output(), "y", 1, {2});
+  set_tensor_type(g->add_output(), "z", 1, {3, 2});
+  auto r = import_proto(m, "scan.onnx");
+  BOOST_REQUIRE_MESSAGE(r, (r ? "" : r.message()));
+  BOOST_TEST(count_op(*r, "Gather") == 3);
+  BOOST_TEST(count_op(*r, "Add") == 3);
+  BOOST_TEST(count_op(*r, "Unsqueeze") == 3);
+  BOOST_TEST(count_op(*r, "Concat") == 1);
+
+  // Reversed directions are not unrolled: an error naming the node.
+  add_ints_attr(n, "scan_input_directions", {1});
+  auto bad = import_proto(m, "scan.onnx");
+  BOOST_REQUIRE(!bad);
+  BOOST_TEST(contains(bad.message(), "'sum'"));
+  BOOST_TEST(contains(bad.message(), "directions"));
+}
