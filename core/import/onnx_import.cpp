@@ -278,7 +278,7 @@ class Importer {
       return define(n.output(0), id, where);
     }
     if (n.op_type() == "If" && default_domain(n.domain())) return add_if(n, index, where);
-    if (n.op_type() == "Scan" && default_domain(n.domain()) && opset_ >= 9) return add_scan(n, index, where);
+    if (n.op_type() == "Scan" && default_domain(n.domain())) return add_scan(n, index, where);
     Node node;
     node.op = n.op_type();
     for (const auto& name : n.input()) {
@@ -379,12 +379,14 @@ class Importer {
     return {};
   }
 
-  // Scan (opset 9+), unrolled: each step gathers element t of every scan input along axis 0,
-  // inlines the body with the states of the step before, and the scan outputs are the steps'
-  // values stacked on a new axis 0. Taken when the scan length is known when the model loads
-  // (at most kMaxScanSteps) and the axes and directions are the defaults.
+  // Scan, unrolled: each step gathers element t of every scan input, inlines the body with the
+  // states of the step before, and the scan outputs stack the steps' values on a new axis.
+  // Opset 9+: scan axis 0. Opset 8: axis 0 is a batch (each batch element scanned on its own
+  // along axis 1) and sequence_lens must be absent. Taken when the lengths are known when the
+  // model loads (at most kMaxScanSteps steps in all) and axes and directions are the defaults.
   Status add_scan(const onnx::NodeProto& n, int index, const std::string& where) {
     constexpr int64_t kMaxScanSteps = 256;
+    const bool batched = opset_ < 9;
     const onnx::GraphProto* body = nullptr;
     int64_t m = -1;
     for (const auto& a : n.attribute()) {
@@ -392,11 +394,15 @@ class Importer {
       if (a.name() == "num_scan_inputs") m = a.i();
       const bool all_zero = std::all_of(a.ints().begin(), a.ints().end(), [](int64_t v) { return v == 0; });
       if ((a.name() == "scan_input_axes" || a.name() == "scan_output_axes" ||
-           a.name() == "scan_input_directions" || a.name() == "scan_output_directions") &&
+           a.name() == "scan_input_directions" || a.name() == "scan_output_directions" ||
+           a.name() == "directions") &&
           !all_zero)
         return err(where + ": Scan is supported with the default axes and directions only");
     }
-    const int inputs = n.input_size();
+    const int first = batched ? 1 : 0;  // opset 8: input 0 is sequence_lens
+    if (batched && (n.input_size() < 1 || !n.input(0).empty()))
+      return err(where + ": Scan-8 is supported without sequence_lens only");
+    const int inputs = n.input_size() - first;
     if (!body || m < 1 || m > inputs)
       return err(where + ": Scan needs a body and 1 to " + std::to_string(inputs) + " scan inputs");
     const int states = inputs - static_cast<int>(m);
@@ -404,83 +410,103 @@ class Importer {
         n.output_size() != body->output_size())
       return err(where + ": the Scan body's inputs and outputs do not match the node's");
     std::vector<int32_t> in_ids;
-    int64_t steps = -1;
+    int64_t steps = -1, batch = batched ? -1 : 1;
     for (int k = 0; k < inputs; ++k) {
-      auto it = by_name_.find(n.input(k));
-      if (it == by_name_.end()) return err(where + ": input '" + n.input(k) + "' is not defined");
+      auto it = by_name_.find(n.input(first + k));
+      if (it == by_name_.end()) return err(where + ": input '" + n.input(first + k) + "' is not defined");
       in_ids.push_back(it->second);
-      if (k < states) continue;
       const Value& v = g_.values[it->second];
-      const int64_t len = v.rank_known && !v.shape.empty() ? v.shape[0] : -1;
+      auto dim = [&](std::size_t d) { return v.rank_known && v.shape.size() > d ? v.shape[d] : -1; };
+      if (batched && (dim(0) < 0 || (batch >= 0 && dim(0) != batch)))
+        return err(where + ": Scan-8 is unrolled, so the batch dim must be known and equal");
+      if (batched) batch = dim(0);
+      if (k < states) continue;
+      const int64_t len = dim(batched ? 1 : 0);
       if (len < 0 || (steps >= 0 && len != steps))
-        return err(where + ": Scan is unrolled, so the scan inputs' first dim must be known and equal");
+        return err(where + ": Scan is unrolled, so the scan inputs' length must be known and equal");
       steps = len;
     }
-    if (steps < 1 || steps > kMaxScanSteps)
-      return err(where + ": Scan of " + std::to_string(steps) + " steps is not supported (1 to " +
+    if (steps < 1 || batch < 1 || steps * batch > kMaxScanSteps)
+      return err(where + ": Scan of " + std::to_string(batch * steps) + " steps is not supported (1 to " +
                  std::to_string(kMaxScanSteps) + ", unrolled)");
-    std::vector<int32_t> state(in_ids.begin(), in_ids.begin() + states);
-    std::vector<std::vector<int32_t>> scanned(static_cast<std::size_t>(body->output_size() - states));
-    for (int64_t t = 0; t < steps; ++t) {
-      const auto outer = by_name_;
-      const int32_t at =
-          g_.add_param(DType::int64, Shape{}, SharedBytes::copy_of(std::as_bytes(std::span(&t, 1))));
-      for (int k = 0; k < inputs; ++k) {
-        int32_t v = k < states ? state[static_cast<std::size_t>(k)] : kNoValue;
-        if (k >= states) {
-          Node gather;
-          gather.op = "Gather";
-          gather.attrs.set("axis", int64_t{0});
-          gather.inputs = {in_ids[static_cast<std::size_t>(k)], at};
-          v = g_.add_value(Value{});
-          gather.outputs = {v};
-          g_.nodes.push_back(std::move(gather));
-        }
-        by_name_[body->input(k).name()] = v;
-      }
-      for (const auto& init : body->initializer()) WEAVE_TRY(add_initializer(init));
-      for (const auto& node : body->node()) WEAVE_TRY(add_node(node, index));
-      for (int k = 0; k < body->output_size(); ++k) {
-        auto it = by_name_.find(body->output(k).name());
-        if (it == by_name_.end())
-          return err(where + ": body output '" + body->output(k).name() + "' is not defined");
-        if (k < states)
-          state[static_cast<std::size_t>(k)] = it->second;
-        else
-          scanned[static_cast<std::size_t>(k - states)].push_back(it->second);
-      }
-      by_name_ = outer;
-    }
-    for (int k = 0; k < n.output_size(); ++k) {
-      if (n.output(k).empty()) continue;
-      Node out;
-      if (k < states) {
-        out.op = "Identity";
-        out.inputs = {state[static_cast<std::size_t>(k)]};
-      } else {
-        out.op = "Concat";
-        out.attrs.set("axis", int64_t{0});
-        for (int32_t v : scanned[static_cast<std::size_t>(k - states)]) {
-          Node u;  // in the model's opset form: canonicalize_opset rewrites it with the others
-          u.op = "Unsqueeze";
-          u.inputs = {v};
-          if (opset_ < 13)
-            u.attrs.set("axes", std::vector<int64_t>{0});
+    const auto outputs = static_cast<std::size_t>(n.output_size());
+    std::vector<std::vector<int32_t>> per_batch(outputs);  // per output: one value per batch element
+    for (int64_t bi = 0; bi < batch; ++bi) {
+      std::vector<int32_t> ins = in_ids;
+      if (batched)
+        for (int32_t& v : ins) v = gather(v, bi);
+      std::vector<int32_t> state(ins.begin(), ins.begin() + states);
+      std::vector<std::vector<int32_t>> scanned(outputs - static_cast<std::size_t>(states));
+      for (int64_t t = 0; t < steps; ++t) {
+        const auto outer = by_name_;
+        for (int k = 0; k < inputs; ++k)
+          by_name_[body->input(k).name()] =
+              k < states ? state[static_cast<std::size_t>(k)] : gather(ins[static_cast<std::size_t>(k)], t);
+        for (const auto& init : body->initializer()) WEAVE_TRY(add_initializer(init));
+        for (const auto& node : body->node()) WEAVE_TRY(add_node(node, index));
+        for (int k = 0; k < body->output_size(); ++k) {
+          auto it = by_name_.find(body->output(k).name());
+          if (it == by_name_.end())
+            return err(where + ": body output '" + body->output(k).name() + "' is not defined");
+          if (k < states)
+            state[static_cast<std::size_t>(k)] = it->second;
           else
-            u.inputs.push_back(g_.add_param(DType::int64, Shape{1},
-                                            SharedBytes::copy_of(std::as_bytes(std::span(&kZero, 1)))));
-          const int32_t id = g_.add_value(Value{});
-          u.outputs = {id};
-          g_.nodes.push_back(std::move(u));
-          out.inputs.push_back(id);
+            scanned[static_cast<std::size_t>(k - states)].push_back(it->second);
         }
+        by_name_ = outer;
       }
+      for (std::size_t k = 0; k < outputs; ++k)
+        per_batch[k].push_back(k < static_cast<std::size_t>(states) ? state[k] : stack(scanned[k - states]));
+    }
+    for (std::size_t k = 0; k < outputs; ++k) {
+      if (n.output(static_cast<int>(k)).empty()) continue;
+      Node out;
+      out.op = "Identity";
+      out.inputs = {batched ? stack(per_batch[k]) : per_batch[k][0]};
       const int32_t id = g_.add_value(Value{});
-      WEAVE_TRY(define(n.output(k), id, where));
+      WEAVE_TRY(define(n.output(static_cast<int>(k)), id, where));
       out.outputs = {id};
       g_.nodes.push_back(std::move(out));
     }
     return {};
+  }
+
+  // A new Gather of element i of `v` along axis 0.
+  int32_t gather(int32_t v, int64_t i) {
+    Node gn;
+    gn.op = "Gather";
+    gn.attrs.set("axis", int64_t{0});
+    gn.inputs = {v,
+                 g_.add_param(DType::int64, Shape{}, SharedBytes::copy_of(std::as_bytes(std::span(&i, 1))))};
+    const int32_t out = g_.add_value(Value{});
+    gn.outputs = {out};
+    g_.nodes.push_back(std::move(gn));
+    return out;
+  }
+
+  // The values stacked on a new axis 0 (Unsqueeze each, in the model's opset form, then Concat).
+  int32_t stack(const std::vector<int32_t>& values) {
+    Node cat;
+    cat.op = "Concat";
+    cat.attrs.set("axis", int64_t{0});
+    for (int32_t v : values) {
+      Node u;
+      u.op = "Unsqueeze";
+      u.inputs = {v};
+      if (opset_ < 13)
+        u.attrs.set("axes", std::vector<int64_t>{0});
+      else
+        u.inputs.push_back(
+            g_.add_param(DType::int64, Shape{1}, SharedBytes::copy_of(std::as_bytes(std::span(&kZero, 1)))));
+      const int32_t id = g_.add_value(Value{});
+      u.outputs = {id};
+      g_.nodes.push_back(std::move(u));
+      cat.inputs.push_back(id);
+    }
+    const int32_t out = g_.add_value(Value{});
+    cat.outputs = {out};
+    g_.nodes.push_back(std::move(cat));
+    return out;
   }
 
   Error unsupported_error() const {

@@ -292,8 +292,8 @@ int write_report(const Args& a, const std::vector<CaseInfo>& cases) {
        "expected data were computed with epsilon 1e-2, which the model does not carry (the default\n"
        "is 1e-6; `test_adam` passes), and the `test_castlike_*BFLOAT16*` cases feed a 'like' input\n"
        "of shape [1] where the model declares [3, 4]. Strings, sequence or optional inputs and\n"
-       "outputs, Loop, Scan of opset 8 or of a length unknown at load, If whose branches differ in\n"
-       "shape, Gradient and the random ops\n"
+       "outputs, Loop, Scan of a length unknown at load, If whose branches differ in shape,\n"
+       "Gradient and the random ops\n"
        "(Bernoulli, RandomUniformLike) are refused when the model is loaded.\n\n"
        "| case | outcome | why | ONNX Runtime |\n|---|---|---|---|\n";
   for (std::size_t i = 0; i < cases.size(); ++i) {
