@@ -332,7 +332,9 @@ class Importer {
       return err(where + ": If needs a condition and both branches");
     auto cond = by_name_.find(n.input(0));
     if (cond == by_name_.end()) return err(where + ": input '" + n.input(0) + "' is not defined");
-    const Value& cv = g_.values[cond->second];
+    // An id, not the iterator: restoring by_name_ after each branch invalidates iterators into it.
+    const int32_t cond_id = cond->second;
+    const Value& cv = g_.values[cond_id];
     const bool one_element =
         cv.rank_known && std::all_of(cv.shape.begin(), cv.shape.end(), [](int64_t d) { return d == 1; });
     const int outputs = n.output_size();
@@ -368,8 +370,7 @@ class Importer {
       if (n.output(k).empty()) continue;
       Node w;
       w.op = "Where";
-      w.inputs = {cond->second, chosen[0][static_cast<std::size_t>(k)],
-                  chosen[1][static_cast<std::size_t>(k)]};
+      w.inputs = {cond_id, chosen[0][static_cast<std::size_t>(k)], chosen[1][static_cast<std::size_t>(k)]};
       const int32_t id = g_.add_value(Value{});
       WEAVE_TRY(define(n.output(k), id, where));
       w.outputs = {id};

@@ -163,7 +163,7 @@ Expected<std::unique_ptr<Kernel>> make_fast_gemm(const KernelSetup& s) {
     return std::unique_ptr<Kernel>();
   const bool tb = at.get_int("transB", 0) != 0;
   const float alpha = at.get_float("alpha", 1.f), beta = at.get_float("beta", 1.f);
-  const int64_t K = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
+  const int64_t N = tb ? b->dims[0] : b->dims[1];
   const float* c = nullptr;
   int64_t c_numel = 0;
   bool residual = false;
