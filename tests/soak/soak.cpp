@@ -118,6 +118,17 @@ void log_handler(const gchar* domain, GLogLevelFlags level, const gchar* message
   ++g_log_problems;
 }
 
+// Every thread's stack, for a hang: gdb attaches to this process (SOAK_GDB=0 turns it off).
+void dump_stacks() {
+  const char* env = std::getenv("SOAK_GDB");
+  if ((env != nullptr && std::string(env) == "0") || std::system("command -v gdb >/dev/null 2>&1") != 0)
+    return;
+  const std::string cmd = "gdb -p " + std::to_string(::getpid()) +
+                          " -batch -nx -ex 'set pagination off' -ex 'thread apply all bt' </dev/null 1>&2";
+  std::fprintf(stderr, "soak: stacks of every thread (%s):\n", cmd.c_str());
+  (void)std::system(cmd.c_str());
+}
+
 double rss_mb() {
   std::ifstream f("/proc/self/statm");
   long pages = 0, resident = 0;
@@ -360,6 +371,7 @@ int main(int argc, char** argv) {
                        static_cast<unsigned long long>(c->in[1].load()),
                        static_cast<unsigned long long>(c->out.load()),
                        static_cast<unsigned long long>(c->flushes.load()));
+        dump_stacks();
         std::_Exit(1);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
