@@ -20,24 +20,10 @@
 #include <thread>
 #include <vector>
 
-#include "bench/bench_util.h"
+#include "bench/bench_gst_util.h"
 
 namespace weave::bench {
 namespace {
-
-// Bytes of one buffer for caps "tensor/x-raw,dtype=float32,shape=<...>".
-std::size_t buffer_bytes(const std::string& caps_text) {
-  GstCaps* caps = gst_caps_from_string(caps_text.c_str());
-  if (!caps || gst_caps_get_size(caps) != 1) die("bench_gst_instances: bad caps '" + caps_text + "'");
-  const GstStructure* s = gst_caps_get_structure(caps, 0);
-  const GValue* shape = gst_structure_get_value(s, "shape");
-  if (!shape || !GST_VALUE_HOLDS_ARRAY(shape)) die("bench_gst_instances: caps need shape=(int)<...>");
-  std::size_t n = 4;  // float32
-  for (guint i = 0; i < gst_value_array_get_size(shape); ++i)
-    n *= static_cast<std::size_t>(g_value_get_int(gst_value_array_get_value(shape, i)));
-  gst_caps_unref(caps);
-  return n;
-}
 
 int run(int argc, char** argv) {
   gst_init(&argc, &argv);
@@ -86,7 +72,7 @@ int run(int argc, char** argv) {
   if (gst_element_set_state(pipeline, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE)
     die("bench_gst_instances: pipeline refused PLAYING");
 
-  const std::size_t bytes = buffer_bytes(caps);
+  const std::size_t bytes = float_tensor_bytes(caps, "bench_gst_instances");
   for (int b = 0; b < buffers; ++b) {
     GstBuffer* buf = gst_buffer_new_allocate(nullptr, bytes, nullptr);
     GstMapInfo map;

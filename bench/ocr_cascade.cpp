@@ -8,19 +8,25 @@
 //
 // Frames are the rendered scene of pipelines/app/text_scene.h (drawn before the clock starts,
 // pushed from memory through appsrc), so video decoding is not counted; the annotated frames end
-// in fakesink. fps = frames / wall time from the first push to EOS (models compiled beforehand
-// into the cache by a warm-up run, which is not counted). The split adds up the time every element
-// reports spending on the frames (mean-inference-ms x runs for weaveinfer, mean-ms x frames for
-// the others): the elements run on their own threads at once, so the sum exceeds the wall time
-// on 2 cores; the shares say where the compute goes. Threads: WEAVE_NUM_THREADS (default: one
-// per core) shared by every model of the process.
+// in an appsink. Two runs after a warm-up that compiles the models into the cache:
+//  - streaming: frames pushed as fast as the pipeline takes them, every element on its own
+//    thread; fps = frames / wall time from the first push to EOS;
+//  - one frame at a time: the next frame is pushed when the previous one came out, so no two
+//    steps compete for the cores and the time every element reports is its own work
+//    (mean-inference-ms x runs for weaveinfer, mean-ms x frames for the others). In the
+//    streaming run a model's time also holds its wait for a compute slot while another model
+//    runs, which is why the split comes from this run.
+// Threads: WEAVE_NUM_THREADS (default: one per core), one budget shared by every model.
+#include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,14 +44,32 @@ struct Stage {
   [[nodiscard]] double total_ms() const { return mean_ms * static_cast<double>(runs); }
 };
 
-// Runs the cascade once over `frames`; returns the wall time in seconds, or < 0 on error.
+// Frames that came out of the cascade.
+struct Outputs {
+  std::mutex lock;
+  std::condition_variable arrived;
+  std::size_t count = 0;
+};
+
+GstFlowReturn on_sample(GstAppSink* sink, gpointer data) {
+  auto* o = static_cast<Outputs*>(data);
+  GstSample* sample = gst_app_sink_pull_sample(sink);
+  if (sample != nullptr) gst_sample_unref(sample);
+  std::lock_guard lock(o->lock);
+  ++o->count;
+  o->arrived.notify_all();
+  return GST_FLOW_OK;
+}
+
+// Runs the cascade once over `frames` (one at a time when `serial`); returns the wall time in
+// seconds, or < 0 on error.
 double run(const std::string& cascade, const weave::demo::Scene& scene,
-           const std::vector<std::vector<std::uint8_t>>& frames, std::vector<Stage>* stages) {
+           const std::vector<std::vector<std::uint8_t>>& frames, bool serial, std::vector<Stage>* stages) {
   char caps[200];
   std::snprintf(caps, sizeof caps, "video/x-raw,format=RGB,width=%d,height=%d,framerate=%d/1", scene.width,
                 scene.height, scene.fps);
   const std::string desc = std::string("appsrc name=src format=time block=true caps=\"") + caps + "\" ! " +
-                           cascade + " ! weaveoverlay name=overlay ! fakesink sync=false";
+                           cascade + " ! weaveoverlay name=overlay ! appsink name=sink sync=false";
   GError* err = nullptr;
   GstElement* pipeline = gst_parse_launch(desc.c_str(), &err);
   if (pipeline == nullptr || err != nullptr) {
@@ -66,6 +90,12 @@ double run(const std::string& cascade, const weave::demo::Scene& scene,
   g_value_unset(&item);
   gst_iterator_free(it);
 
+  Outputs outputs;
+  GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+  GstAppSinkCallbacks callbacks{};
+  callbacks.new_sample = on_sample;
+  gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, &outputs, nullptr);
+  gst_object_unref(sink);
   GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
   gst_element_set_state(pipeline, GST_STATE_PLAYING);
   const auto t0 = std::chrono::steady_clock::now();
@@ -74,6 +104,11 @@ double run(const std::string& cascade, const weave::demo::Scene& scene,
     GST_BUFFER_PTS(b) = gst_util_uint64_scale(f, GST_SECOND, scene.fps);
     GST_BUFFER_DURATION(b) = GST_SECOND / scene.fps;
     if (gst_app_src_push_buffer(GST_APP_SRC(src), b) != GST_FLOW_OK) break;
+    if (serial) {
+      std::unique_lock lock(outputs.lock);
+      // Bounded: a stuck pipeline ends the run with an error below instead of hanging.
+      outputs.arrived.wait_for(lock, std::chrono::minutes(5), [&] { return outputs.count > f; });
+    }
   }
   gst_app_src_end_of_stream(GST_APP_SRC(src));
   gst_object_unref(src);
@@ -172,23 +207,25 @@ int main(int argc, char** argv) {
   // Warm-up: compiles the models into the cache and touches every code path once.
   const std::vector<std::vector<std::uint8_t>> warm(pixels.begin(),
                                                     pixels.begin() + std::min<std::size_t>(2, pixels.size()));
-  if (run(cascade, scene, warm, nullptr) < 0) return 1;
+  if (run(cascade, scene, warm, false, nullptr) < 0) return 1;
+  const double wall = run(cascade, scene, pixels, false, nullptr);
   std::vector<Stage> stages;
-  const double wall = run(cascade, scene, pixels, &stages);
-  if (wall < 0) return 1;
+  const double serial_wall = run(cascade, scene, pixels, true, &stages);
+  if (wall < 0 || serial_wall < 0) return 1;
 
   double total = 0, models_ms = 0;
   for (const Stage& s : stages) {
     total += s.total_ms();
     if (s.kind == "model") models_ms += s.total_ms();
   }
-  const char* threads = std::getenv("WEAVE_NUM_THREADS");
-  const unsigned cores = std::thread::hardware_concurrency();
+  const char* threads_env = std::getenv("WEAVE_NUM_THREADS");
+  const std::string threads =
+      threads_env != nullptr ? threads_env : std::to_string(std::thread::hardware_concurrency());
   if (json) {
     std::printf(
-        "{\"frames\":%d,\"width\":%d,\"height\":%d,\"wall_s\":%.3f,\"fps\":%.3f,\"threads\":%s,\"stages\":[",
-        frames, width, height, wall, frames / wall,
-        threads != nullptr ? threads : std::to_string(cores).c_str());
+        "{\"frames\":%d,\"width\":%d,\"height\":%d,\"wall_s\":%.3f,\"fps\":%.3f,\"serial_wall_s\":%.3f,"
+        "\"threads\":%s,\"stages\":[",
+        frames, width, height, wall, frames / wall, serial_wall, threads.c_str());
     for (std::size_t k = 0; k < stages.size(); ++k)
       std::printf("%s{\"stage\":\"%s\",\"kind\":\"%s\",\"runs\":%llu,\"mean_ms\":%.3f,\"total_ms\":%.1f}",
                   k ? "," : "", stages[k].name.c_str(), stages[k].kind.c_str(),
@@ -196,9 +233,10 @@ int main(int argc, char** argv) {
     std::printf("],\"pre_post_share\":%.4f}\n", total > 0 ? (total - models_ms) / total : 0.0);
     return 0;
   }
-  std::printf("%d frames of %dx%d in %.2f s: %.2f fps (threads: %s)\n\n", frames, width, height, wall,
-              frames / wall,
-              threads != nullptr ? threads : (std::to_string(cores) + ", one per core").c_str());
+  std::printf("streaming: %d frames of %dx%d in %.2f s: %.2f fps (threads: %s%s)\n", frames, width, height,
+              wall, frames / wall, threads.c_str(), threads_env != nullptr ? "" : ", one per core");
+  std::printf("one frame at a time: %.2f s, %.0f ms a frame, spent as follows:\n\n", serial_wall,
+              1000 * serial_wall / frames);
   std::printf("| stage | kind | runs | mean ms | total s | share |\n|---|---|---|---|---|---|\n");
   for (const Stage& s : stages)
     std::printf("| %s | %s | %llu | %.2f | %.2f | %.1f%% |\n", s.name.c_str(), s.kind.c_str(),

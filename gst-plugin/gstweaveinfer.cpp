@@ -11,8 +11,11 @@
  * Each instance has its own streaming thread: sink pads validate and enqueue buffers into a
  * bounded queue (`queue-size`; full = backpressure unless `leaky` says what to drop); the
  * element's task gathers one buffer per input with the same timestamp, runs the model and
- * pushes every output with the input's timestamps. Instances opening the same model share one
- * immutable Factory (graph, params, plans); each has its own Executor.
+ * pushes every output with the input's timestamps and its untagged metas (e.g. where a tensor
+ * came from, which weavemeta reads). A GAP event keeps its place and goes out on every output.
+ * Instances opening the same model share one immutable Factory (graph, params, plans); each has
+ * its own Executor. The queue, gathering and runs are core/stream (StreamRunner, FrameRunner);
+ * this file is the GStreamer side.
  *
  * An ONNX model is compiled once into a .weave artifact in `cache-dir` (codec `compression`)
  * and read from there while the ONNX file is unchanged.

@@ -35,7 +35,6 @@
 #include <gst/video/video.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -49,6 +48,7 @@
 #include "caps/roi_meta.h"
 #include "caps/tensor_caps.h"
 #include "caps/tensor_origin.h"
+#include "core/stream/work_time.h"
 #include "core/vision/decoder.h"
 #include "core/vision/json.h"
 #include "core/vision/labels.h"
@@ -111,11 +111,10 @@ struct MetaState {
   GstAggregatorPad* video = nullptr;  // owned by the element
   GstAggregatorPad* tensors = nullptr;
 
-  std::atomic<guint64> frames{0};
+  weave::stream::WorkTime work;
   std::atomic<guint64> regions{0};
   std::atomic<guint64> results{0};
   std::atomic<guint64> dropped{0};
-  std::atomic<double> total_ms{0.0};
 };
 
 }  // namespace
@@ -212,11 +211,10 @@ static gboolean gst_weave_meta_start(GstAggregator* agg) {
   s.video_ok = false;
   s.tensor_ok = false;
   clear_pending(s);
-  s.frames = 0;
+  s.work.reset();
   s.regions = 0;
   s.results = 0;
   s.dropped = 0;
-  s.total_ms = 0.0;
   return TRUE;
 }
 
@@ -360,7 +358,7 @@ static bool frame_complete(MetaState& s, GstBuffer* last_tensor) {
 static GstFlowReturn finish_frame(GstAggregator* agg, MetaState& s) {
   GstBuffer* frame = gst_aggregator_pad_pop_buffer(s.video);
   if (frame == nullptr) return GST_FLOW_OK;
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = weave::stream::WorkTime::Clock::now();
   frame = gst_buffer_make_writable(frame);
   for (const wv::Region& r : s.found) weave::caps::add_region(frame, r);
   for (const auto& [id, row] : s.rows)
@@ -368,7 +366,7 @@ static GstFlowReturn finish_frame(GstAggregator* agg, MetaState& s) {
       GST_WARNING_OBJECT(agg, "the frame has no region %d any more: its result is dropped", id);
   s.regions += s.found.size();
   s.results += s.rows.size();
-  s.frames += 1;
+  s.work.count_frame();
   clear_pending(s);
   if (s.json_out.active()) {
     const auto regions = weave::caps::read_regions(frame);
@@ -378,8 +376,7 @@ static GstFlowReturn finish_frame(GstAggregator* agg, MetaState& s) {
       return GST_FLOW_ERROR;
     }
   }
-  s.total_ms =
-      s.total_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  s.work.add_since(t0);
   return gst_aggregator_finish_buffer(agg, frame);
 }
 
@@ -421,10 +418,9 @@ static GstFlowReturn gst_weave_meta_aggregate(GstAggregator* agg, gboolean timeo
     }
     // The frame's tensor, or a gap in its place.
     const bool gap = GST_BUFFER_FLAG_IS_SET(tensor, GST_BUFFER_FLAG_GAP) && gst_buffer_get_size(tensor) == 0;
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = weave::stream::WorkTime::Clock::now();
     const bool ok = gap || take_tensor(agg, s, tensor, frame);
-    s.total_ms =
-        s.total_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    s.work.add_since(t0);
     const bool complete = gap || frame_complete(s, tensor);
     gst_buffer_unref(tensor);
     gst_aggregator_pad_drop_buffer(s.tensors);
@@ -508,7 +504,7 @@ static void gst_weave_meta_get_property(GObject* object, guint prop_id, GValue* 
   MetaState& s = *GST_WEAVE_META(object)->state;
   switch (prop_id) {
     case PROP_FRAMES:
-      g_value_set_uint64(value, s.frames.load());
+      g_value_set_uint64(value, s.work.frames());
       return;
     case PROP_REGIONS:
       g_value_set_uint64(value, s.regions.load());
@@ -519,11 +515,9 @@ static void gst_weave_meta_get_property(GObject* object, guint prop_id, GValue* 
     case PROP_DROPPED:
       g_value_set_uint64(value, s.dropped.load());
       return;
-    case PROP_MEAN_MS: {
-      const guint64 n = s.frames.load();
-      g_value_set_double(value, n == 0 ? 0.0 : s.total_ms.load() / static_cast<double>(n));
+    case PROP_MEAN_MS:
+      g_value_set_double(value, s.work.mean_ms());
       return;
-    }
     default:
       break;
   }

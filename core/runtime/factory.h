@@ -75,6 +75,8 @@ class Factory {
   [[nodiscard]] const std::map<std::string, std::string>& metadata() const { return graph_.metadata; }
   [[nodiscard]] const Graph& graph() const { return graph_; }
   [[nodiscard]] const Kernel& kernel(int node) const { return *kernels_[node]; }
+  // The implementation that runs node `node` ("fast", "reference", or a custom registry's).
+  [[nodiscard]] const std::string& kernel_impl(int node) const { return impls_[node]; }
 
   // The plan made at creation, or nullptr when some input dims are only known at run time.
   [[nodiscard]] std::shared_ptr<const ShapePlan> default_plan() const { return default_plan_; }
@@ -103,10 +105,13 @@ class Factory {
   [[nodiscard]] Status setup_bounds(const FactoryOptions& options);
   // The bound plan when `input_dims` lie within it, else nullptr.
   [[nodiscard]] const ShapePlan* bound_for(std::span<const Dims> input_dims) const;
+  // Creates node n's kernel (or sets `error`); safe to run for several nodes at once.
+  void create_kernel(const KernelRegistry& reg, int n, int opset, std::string& error);
   // Interns packed blocks (dedup) and drops params only packed kernels read.
   void share_packed(const FactoryOptions& options);
   Graph graph_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
+  std::vector<std::string> impls_;
   std::size_t packed_bytes_ = 0;
   std::vector<Dims> default_dims_;
   bool has_default_dims_ = false;

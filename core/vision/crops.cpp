@@ -111,9 +111,16 @@ Status crop_batch(const ImageView& frame, std::span<const Region> regions, const
       const Region& r = regions[index];
       const Quad q = corners(r, frame.width, frame.height);
       const CutSize cut = cut_size(q);
+      const int w = std::clamp(batch.widths[static_cast<std::size_t>(k)], 1, batch.width);
+      // The cut is warped at its own size, then resized (as PaddleOCR does), but at most 4x the
+      // crop it becomes on either side: a huge or degenerate quad cannot make a huge image.
+      const double shrink =
+          std::min({1.0, 4.0 * spec.height / std::max(1, cut.height), 4.0 * w / std::max(1, cut.width)});
+      const int up_w = std::max(1, static_cast<int>(cut.width * shrink));
+      const int up_h = std::max(1, static_cast<int>(cut.height * shrink));
       // Before turning, the cut is as wide as the top edge and as high as the left edge.
-      const int cw = std::max(1, cut.vertical ? cut.height : cut.width);
-      const int ch = std::max(1, cut.vertical ? cut.width : cut.height);
+      const int cw = cut.vertical ? up_h : up_w;
+      const int ch = cut.vertical ? up_w : up_h;
       const cv::Point2f from[4] = {{q[0].x, q[0].y}, {q[1].x, q[1].y}, {q[2].x, q[2].y}, {q[3].x, q[3].y}};
       const cv::Point2f to[4] = {{0, 0}, {float(cw), 0}, {float(cw), float(ch)}, {0, float(ch)}};
       cv::Mat cut_img;
@@ -121,7 +128,6 @@ Status crop_batch(const ImageView& frame, std::span<const Region> regions, const
                           cv::INTER_CUBIC, cv::BORDER_REPLICATE);
       if (cut.vertical) cv::rotate(cut_img, cut_img, cv::ROTATE_90_COUNTERCLOCKWISE);
       if (r.angle && *r.angle == 180) cv::rotate(cut_img, cut_img, cv::ROTATE_180);
-      const int w = std::clamp(batch.widths[static_cast<std::size_t>(k)], 1, batch.width);
       cv::Mat sized;
       cv::resize(cut_img, sized, cv::Size(w, spec.height), 0, 0, cv::INTER_LINEAR);
       detail::write_tensor(sized, spec.norm, batch.width, spec.height, spec.norm.pad_value,

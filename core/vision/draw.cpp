@@ -88,8 +88,13 @@ Status draw_regions(const MutableImageView& img, std::span<const Region> regions
       const double scale = std::clamp(b.height / 40.0, 0.45, 1.2);
       int base = 0;
       const cv::Size size = cv::getTextSize(label, cv::FONT_HERSHEY_SIMPLEX, scale, 1, &base);
-      // Above the box, or inside its top when the box touches the frame's top.
-      int y = b.y - 4 >= size.height + base ? b.y - 4 : b.y + size.height + 4;
+      // Above the box; below it when the box touches the frame's top; inside its top when the
+      // box fills the frame's height. (y is the text's baseline.)
+      int y = b.y - 4;
+      if (y < size.height + base) {
+        y = b.y + b.height + size.height + 4;
+        if (y + base > img.height) y = b.y + size.height + 4;
+      }
       const int x = std::clamp(b.x, 0, std::max(0, img.width - size.width));
       cv::rectangle(m, cv::Point(x, y - size.height - 2), cv::Point(x + size.width, y + base - 2),
                     colour(style.label_rgb), cv::FILLED);

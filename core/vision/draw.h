@@ -1,7 +1,7 @@
 // Drawing regions onto a frame (weaveoverlay's work, OpenCV): each region's box (its rotated
-// quad when it has one) and a label above it -- the text read with its score, else the
-// classification or the detected label. OpenCV's fonts have ASCII only: other characters are
-// drawn as '?'.
+// quad when it has one) and a label above it (below it when the box touches the frame's top) --
+// the text read with its score, else the classification or the detected label. OpenCV's fonts have ASCII
+// only: other characters are drawn as '?'.
 #pragma once
 
 #include <array>

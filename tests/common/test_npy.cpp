@@ -129,6 +129,23 @@ BOOST_AUTO_TEST_CASE(round_trip_scalar_empty_and_max_rank) {
   BOOST_TEST(*scalar->as<int64_t>() == 9);
 }
 
+BOOST_AUTO_TEST_CASE(empty_array_whose_other_dims_overflow_is_empty) {
+  // Found by fuzz_npy: the product of the non-zero dims overflows int64, but a zero dim makes
+  // the array empty and valid.
+  const std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (4012109, 1011011, 101, 109, 1111, 0, 2592), }";
+  std::string file = std::string("\x93NUMPY\x01\x00", 8);
+  file += static_cast<char>(header.size() & 0xff);
+  file += static_cast<char>(header.size() >> 8);
+  file += header;
+  std::vector<std::byte> bytes(file.size());
+  std::memcpy(bytes.data(), file.data(), file.size());
+  auto t = parse_npy(bytes, "overflowing.npy");
+  if (!t) BOOST_FAIL(t.message());
+  BOOST_TEST(t->numel() == 0);
+  BOOST_TEST(t->dims().rank() == 7);
+}
+
 BOOST_AUTO_TEST_CASE(encoding_matches_numpy_byte_for_byte) {
   const std::vector<float> v{-1.f, -0.5f, 0.f, 0.5f, 1.f, 1.5f};
   const auto mine = encode_npy(Tensor::from<float>(Dims{2, 3}, v).view());

@@ -380,6 +380,52 @@ BOOST_AUTO_TEST_CASE(meta_yolo_adds_labelled_boxes) {
   gst_buffer_unref(out);
 }
 
+BOOST_AUTO_TEST_CASE(meta_yolov8_and_ssd_map_boxes_through_the_geometry) {
+  // The model saw the 128x64 frame letterboxed into 64x64: scale 0.5, 16 rows of padding on top.
+  wc::TensorOrigin origin;
+  origin.frame_width = 128;
+  origin.frame_height = 64;
+  origin.input_width = 64;
+  origin.input_height = 64;
+  origin.geometry.scale_x = origin.geometry.scale_y = 0.5;
+  origin.geometry.offset_y = 16;
+  {
+    Meta m([](GstElement* e) { gst_util_set_object_arg(G_OBJECT(e), "mode", "yolov8"); }, 128, 64,
+           "tensor/x-raw,dtype=float32,shape=(int)<1,6,2>");
+    gst_harness_play(m.video);
+    gst_harness_play(m.tensors);
+    BOOST_TEST(gst_harness_push(m.video, rgb_frame(128, 64, 0, 0)) == GST_FLOW_OK);
+    // Columns: one box of class 1 at (32,32) 16x8 in input pixels, one below the threshold.
+    const std::vector<float> t = {32, 10, 32, 10, 16, 2, 8, 2, 0.1f, 0.05f, 0.8f, 0.1f};
+    BOOST_TEST(gst_harness_push(m.tensors, tensor(t, 0, origin)) == GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(m.video);
+    BOOST_TEST_REQUIRE(out != nullptr);
+    const auto regions = wc::read_regions(out);
+    BOOST_TEST_REQUIRE(regions.size() == 1u);
+    BOOST_TEST(regions[0].class_id == 1);
+    BOOST_TEST((regions[0].box == wv::Box{48, 24, 32, 16}));  // (24..40, 28..36) -> frame pixels
+    gst_buffer_unref(out);
+  }
+  {
+    Meta m([](GstElement* e) { gst_util_set_object_arg(G_OBJECT(e), "mode", "ssd"); }, 128, 64,
+           "tensor/x-raw,dtype=float32,shape=(int)<1,1,2,7>");
+    gst_harness_play(m.video);
+    gst_harness_play(m.tensors);
+    BOOST_TEST(gst_harness_push(m.video, rgb_frame(128, 64, 0, 0)) == GST_FLOW_OK);
+    // Normalized corners over the 64x64 input: (0.25,0.25)-(0.75,0.75) = 16..48 -> frame 32..96 x 0..64.
+    const std::vector<float> t = {0, 7, 0.9f, 0.25f, 0.25f, 0.75f, 0.75f, -1, 0, 0, 0, 0, 0, 0};
+    BOOST_TEST(gst_harness_push(m.tensors, tensor(t, 0, origin)) == GST_FLOW_OK);
+    GstBuffer* out = gst_harness_pull(m.video);
+    BOOST_TEST_REQUIRE(out != nullptr);
+    const auto regions = wc::read_regions(out);
+    BOOST_TEST_REQUIRE(regions.size() == 1u);
+    BOOST_TEST(regions[0].class_id == 7);
+    BOOST_TEST(regions[0].type == "7");
+    BOOST_TEST((regions[0].box == wv::Box{32, 0, 64, 64}));
+    gst_buffer_unref(out);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(meta_keys_of_the_wrong_size_stop_the_stream_naming_both_numbers) {
   const std::string keys = temp_path("three_keys.txt");
   std::ofstream(keys) << "a\nb\nc\n";

@@ -1,11 +1,13 @@
 // FrameRunner: one model run per set of mapped input frames, outputs written into the caller's
-// memory, copies and runs counted -- what weaveinfer's task does per frame, without GStreamer.
+// memory, copies and runs counted -- what weaveinfer's task does per frame, without GStreamer --
+// and WorkTime, the per-frame time statistics of the other elements.
 #define BOOST_TEST_MODULE frame_runner
 #include <boost/test/unit_test.hpp>
 #include <cstring>
 #include <vector>
 
 #include "core/stream/frame_runner.h"
+#include "core/stream/work_time.h"
 #include "tests/runtime/runtime_graphs.h"
 
 using weave::DType;
@@ -138,4 +140,21 @@ BOOST_AUTO_TEST_CASE(errors_name_the_problem_and_leave_nothing_bound) {
   VectorSink sink;
   BOOST_TEST_REQUIRE((*runner)->run(next, sink).ok());
   BOOST_TEST(sink.outs[0] == std::vector<float>(4, 6.f));
+}
+
+BOOST_AUTO_TEST_CASE(work_time_adds_pieces_and_means_per_frame) {
+  weave::stream::WorkTime w;
+  BOOST_TEST(w.mean_ms() == 0.0);
+  const auto start = weave::stream::WorkTime::Clock::now() - std::chrono::milliseconds(10);
+  w.add_since(start);  // two pieces of work for one frame
+  w.add_since(start);
+  w.count_frame();
+  BOOST_TEST(w.frames() == 1u);
+  BOOST_TEST(w.total_ms() >= 20.0);
+  BOOST_TEST(w.mean_ms() == w.total_ms());
+  w.count_frame();
+  BOOST_TEST(w.mean_ms() == w.total_ms() / 2);
+  w.reset();
+  BOOST_TEST(w.frames() == 0u);
+  BOOST_TEST(w.total_ms() == 0.0);
 }

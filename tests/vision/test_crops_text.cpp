@@ -165,6 +165,20 @@ BOOST_AUTO_TEST_CASE(rotated_quads_are_cut_upright_and_turned_by_their_angle) {
   BOOST_TEST(from_quad[4 * w + 1] > 200.f);
 }
 
+BOOST_AUTO_TEST_CASE(a_degenerate_quad_across_a_large_frame_stays_a_small_crop) {
+  // 4000x3000 frame, a "box" whose corners are the frame's corners in a twisted order.
+  Frame f(4000, 3000, 30);
+  wv::Region r = box_region(0, {0, 0, 4000, 3000});
+  r.quad = wv::Quad{wv::Point{0, 0}, wv::Point{4000, 3000}, wv::Point{4000, 0}, wv::Point{0, 3000}};
+  const wv::CropSpec spec = raw_spec(8);
+  auto plan = wv::plan_crops(std::vector<wv::Region>{r}, f.w, f.h, spec);
+  BOOST_TEST_REQUIRE(plan.ok());
+  BOOST_TEST_REQUIRE(plan->size() == 1u);
+  BOOST_TEST((*plan)[0].width <= spec.max_width);
+  std::vector<float> t(wv::crop_elements((*plan)[0], spec));
+  BOOST_TEST(wv::crop_batch(f.view(), std::vector<wv::Region>{r}, (*plan)[0], spec, t).ok());
+}
+
 BOOST_AUTO_TEST_CASE(ctc_drops_blanks_and_repeats_and_reads_the_space_class) {
   const std::vector<std::string> keys = {"a", "b", "\xe4\xb8\xad"};  // a, b, a CJK key
   // <1,7,5>: classes blank, a, b, 中, space.

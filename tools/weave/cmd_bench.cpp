@@ -8,6 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/loader/model_loader.h"
+#ifdef WEAVE_HAVE_FAST
+#include "core/kernels/fast/cpu.h"
+#endif
 #include "core/runtime/executor.h"
 #include "core/runtime/thread_pool.h"
 #include "core/runtime/time_evaluator.h"
@@ -181,6 +184,12 @@ int cmd_bench(int argc, char** argv) {
   j["mean_ms"] = timed->mean_ms;
   j["repeat_ms"] = timed->repeat_ms;
   j["arena_bytes"] = ex->arena_bytes();
+  // The SIMD instruction set the fast kernels run with (WEAVE_ISA caps it), "none" without them.
+#ifdef WEAVE_HAVE_FAST
+  j["isa"] = std::string(fast::isa_name(fast::active_isa()));
+#else
+  j["isa"] = "none";
+#endif
 
   if (profile) {
     double total = 0;

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/artifact/artifact.h"
+#include "core/compiler/layout_nhwc.h"
+#include "core/kernels/registry.h"
 #include "core/loader/model_loader.h"
 #include "core/runtime/factory.h"
 #include "tools/weave/cli.h"
@@ -79,6 +81,22 @@ int cmd_inspect(int argc, char** argv) {
   j["ops"] = g.op_histogram();
   j["metadata"] = g.metadata;
   j["has_name_map"] = !g.names.empty();
+  // What runs the model here: the fast path (its instruction set, nodes it took, channels-last
+  // nodes, layout reorders, packed weights) or the reference kernels.
+  int fast_nodes = 0, nhwc_nodes = 0, reorders = 0;
+  const Graph& fg = f.graph();
+  for (std::size_t n = 0; n < fg.nodes.size(); ++n) {
+    fast_nodes += f.kernel_impl(static_cast<int>(n)) == "fast";
+    nhwc_nodes += fg.nodes[n].attrs.get_string("weave_layout") == "NHWC";
+  }
+  reorders = count_layout_transposes(fg);
+  j["kernels"] = {{"fast_isa", std::string(fast_path_isa())},
+                  {"nodes", fg.nodes.size()},
+                  {"fast_nodes", fast_nodes},
+                  {"nhwc_nodes", nhwc_nodes},
+                  {"layout_reorders", reorders},
+                  {"packed_bytes", f.packed_bytes()},
+                  {"resident_param_bytes", f.resident_param_bytes()}};
   auto plan = f.default_plan();
   if (plan) {
     j["arena_bytes"] = plan->arena_bytes;
@@ -128,6 +146,16 @@ int cmd_inspect(int argc, char** argv) {
                 human_bytes(static_cast<double>(plan->workspace_bytes)).c_str(), dims.c_str());
   } else {
     std::printf("arena:    depends on the input dims (pass --shape NAME=DIMS to plan)\n");
+  }
+  if (fast_path_isa().empty()) {
+    std::printf("kernels:  reference (no fast CPU path in this build or on this CPU)\n");
+  } else {
+    std::printf(
+        "kernels:  fast CPU path (%s): %d of %zu nodes, %d channels-last, %d layout reorders; "
+        "weights packed %s, params kept %s\n",
+        std::string(fast_path_isa()).c_str(), fast_nodes, fg.nodes.size(), nhwc_nodes, reorders,
+        human_bytes(static_cast<double>(f.packed_bytes())).c_str(),
+        human_bytes(static_cast<double>(f.resident_param_bytes())).c_str());
   }
   std::printf("names:    %s\n", g.names.empty() ? "stripped" : "present (name map)");
   std::printf("ops (%zu nodes):", g.nodes.size());

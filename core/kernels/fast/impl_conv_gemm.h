@@ -47,6 +47,27 @@ struct Tile {
   const Activation* act;
 };
 
+// The epilogue of a whole tile (every row and column valid), activation known at compile time:
+// fully unrolled, so the accumulators stay in registers.
+template <int NV, Activation::Kind K>
+__attribute__((always_inline)) inline void store_tile(const V (&acc)[kMR][NV], const Tile& t) {
+  const Activation& a = *t.act;
+  const bool post = a.post_mul != 1.f || a.post_add != 0.f;
+  V bias[NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) bias[v] = t.bias != nullptr ? Simd::load(t.bias + v * Simd::W) : Simd::zero();
+#pragma GCC unroll 16
+  for (int r = 0; r < kMR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      V o = Simd::add(acc[r][v], bias[v]);
+      if (t.res != nullptr) o = Simd::add(o, Simd::load(t.res + r * t.ldr + v * Simd::W));
+      o = activation_of<K>(o, a);
+      if (post) o = Simd::fma(o, Simd::set1(a.post_mul), Simd::set1(a.post_add));
+      Simd::store(t.y + r * t.ldy + v * Simd::W, o);
+    }
+}
+
 template <int NV>
 inline void micro_kernel(const Tile& t) {
   V acc[kMR][NV];
@@ -73,13 +94,32 @@ inline void micro_kernel(const Tile& t) {
       }
     }
   }
-  // Epilogue: bias, residual, activation, one store per output.
+  // Epilogue: bias, residual, activation, one store per output; whole tiles (the common case)
+  // through store_tile, edge tiles through the general path below.
+  if (t.rows == kMR && t.cols == NV * Simd::W) {
+    switch (t.act->kind) {
+#define WEAVE_TILE_CASE(k)                 \
+  case Activation::k:                      \
+    store_tile<NV, Activation::k>(acc, t); \
+    return;
+      WEAVE_TILE_CASE(none)
+      WEAVE_TILE_CASE(relu)
+      WEAVE_TILE_CASE(clip)
+      WEAVE_TILE_CASE(leaky_relu)
+      WEAVE_TILE_CASE(hard_swish)
+      WEAVE_TILE_CASE(sigmoid)
+      WEAVE_TILE_CASE(hard_sigmoid)
+      WEAVE_TILE_CASE(tanh)
+#undef WEAVE_TILE_CASE
+    }
+  }
   V bias[NV];
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
     const int64_t left = t.cols - v * Simd::W;
-    bias[v] =
-        t.bias != nullptr && left > 0 ? Simd::load(t.bias + v * Simd::W, Simd::mask(left)) : Simd::zero();
+    bias[v] = t.bias == nullptr || left <= 0 ? Simd::zero()
+              : left >= Simd::W              ? Simd::load(t.bias + v * Simd::W)
+                                             : Simd::load(t.bias + v * Simd::W, Simd::mask(left));
   }
   for (int r = 0; r < t.rows; ++r) {
     float* yr = t.y + r * t.ldy;

@@ -110,6 +110,47 @@ inline void dw_pixels(const DepthwiseArgs& a, const float* x, float* y, const fl
   }
 }
 
+// NP interior output pixels x NV full channel vectors at [c, c + NV*W): NP*NV independent
+// chains, each weight vector loaded once per tap for the NP pixels.
+template <int NP, int NV>
+inline void dw_tile(const DepthwiseArgs& a, const float* x, float* y, const float* res, int64_t oh,
+                    int64_t ow0, int64_t c, int64_t khl, int64_t khh) {
+  V acc[NP][NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) {
+    const V b = a.bias != nullptr ? Simd::load(a.bias + c + v * Simd::W) : Simd::zero();
+#pragma GCC unroll 8
+    for (int p = 0; p < NP; ++p) acc[p][v] = b;
+  }
+  const int64_t ih0 = oh * a.SH - a.PT, iw0 = ow0 * a.SW - a.PL;
+  const int64_t step = a.SW * a.C;
+  for (int64_t kh = khl; kh < khh; ++kh) {
+    const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
+    const float* wr = a.w + kh * a.KW * a.c_pad + c;
+#pragma GCC unroll 3
+    for (int64_t kw = 0; kw < a.KW; ++kw) {
+      V w[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) w[v] = Simd::load(wr + kw * a.c_pad + v * Simd::W);
+      const float* xp = xr + kw * a.DW * a.C;
+#pragma GCC unroll 8
+      for (int p = 0; p < NP; ++p)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+          acc[p][v] = Simd::fma(Simd::load(xp + p * step + v * Simd::W), w[v], acc[p][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int p = 0; p < NP; ++p)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      const int64_t off = (ow0 + p) * a.C + c + v * Simd::W;
+      V o = acc[p][v];
+      if (res != nullptr) o = Simd::add(o, Simd::load(res + off));
+      Simd::store(y + off, activate(o, a.act));
+    }
+}
+
 inline void depthwise(const DepthwiseArgs& a, const Parallel& par) {
   // Output columns whose whole window lies inside the input's width.
   int64_t in_lo = 0, in_hi = 0;
@@ -141,7 +182,23 @@ inline void depthwise(const DepthwiseArgs& a, const Parallel& par) {
       // vectors do, walking memory in order (single-thread CPU time on AVX2: 3x3 stride 2 at 32
       // channels 1.31 vs 1.84 ms; stride 1 at 48 channels 2.24 vs 1.29 ms).
       if (a.KW < 5 && (a.SW > 1 || a.C >= 8 * Simd::W)) {
-        for (int64_t ow = 0; ow < a.OW; ++ow) edge(ow);
+        // Interior pixels in tiles of 4 pixels x 2 channel vectors, the rest per pixel; wide
+        // channels at stride 2 stay per pixel (single-thread CPU time on AVX2: 144 channels
+        // @56 stride 1 0.56 -> 0.38 ms tiled; stride 2 0.15 per pixel vs 0.24 ms tiled).
+        const bool tiles = a.SW == 1 || a.C < 8 * Simd::W;
+        const int64_t c2 = a.C / (2 * Simd::W) * (2 * Simd::W);
+        for (int64_t ow = 0; ow < (tiles ? in_lo : 0); ++ow) edge(ow);
+        int64_t ow = tiles ? in_lo : 0;
+        for (; tiles && ow + 4 <= in_hi; ow += 4) {
+          for (int64_t c = 0; c < c2; c += 2 * Simd::W) dw_tile<4, 2>(a, x, y, res, oh, ow, c, khl, khh);
+          if (c2 < a.C)
+            for (int64_t p = 0; p < 4; ++p) {
+              float* yp = y + (ow + p) * a.C;
+              const float* rp = res != nullptr ? res + (ow + p) * a.C : nullptr;
+              for (int64_t c = c2; c < a.C; c += Simd::W) dw_pixel<1>(a, x, yp, rp, oh, ow + p, c, khl, khh);
+            }
+        }
+        for (; ow < a.OW; ++ow) edge(ow);
         continue;
       }
       for (int64_t ow = 0; ow < in_lo; ++ow) edge(ow);

@@ -16,16 +16,38 @@ int64_t group_floats(int64_t N, int64_t depth, int nr, int vec) {
   return depth * (full * nr + (rest > 0 ? round_up(rest, vec) : 0));
 }
 
-// Writes one group's panels: value(k, n) for k < depth (= taps * channels), n < N.
-template <class Get>
-void pack_panels(int64_t N, int64_t depth, int nr, int vec, float* out, Get value) {
+// Where column n of a group's panels starts and how far apart its rows are (every earlier panel
+// is full width): row k of column n is at out[offset + k * width].
+struct Column {
+  int64_t offset, width;
+};
+inline Column column(int64_t n, int64_t N, int64_t depth, int nr, int vec) {
+  const int64_t col0 = n / nr * nr;
+  const int64_t width = std::min<int64_t>(nr, round_up(N - col0, vec));
+  return {col0 * depth + (n - col0), width};
+}
+
+// Writes one group's panels column by column: column(n, dst, stride) writes the `depth` values
+// of column n at dst[k * stride]. Padding columns stay as they are (callers zero the buffer).
+template <class Col>
+void pack_columns(int64_t N, int64_t depth, int nr, int vec, float* out, Col col) {
+  for (int64_t n = 0; n < N; ++n) {
+    const Column c = column(n, N, depth, nr, vec);
+    col(n, out + c.offset, c.width);
+  }
+}
+
+// Writes one group's panels row by row from a row-major K x N source (ldb apart).
+void pack_rows(const float* b, int64_t K, int64_t N, int64_t ldb, int nr, int vec, float* out) {
   for (int64_t col0 = 0; col0 < N; col0 += nr) {
     const int64_t width = std::min<int64_t>(nr, round_up(N - col0, vec));
     const int64_t cols = std::min<int64_t>(nr, N - col0);
-    float* panel = out + col0 * depth;  // every earlier panel is full width
-    for (int64_t k = 0; k < depth; ++k) {
+    float* panel = out + col0 * K;
+    for (int64_t k = 0; k < K; ++k) {
       float* row = panel + k * width;
-      for (int64_t c = 0; c < width; ++c) row[c] = c < cols ? value(k, col0 + c) : 0.f;
+      const float* src = b + k * ldb + col0;
+      for (int64_t c = 0; c < cols; ++c) row[c] = src[c];
+      for (int64_t c = cols; c < width; ++c) row[c] = 0.f;
     }
   }
 }
@@ -42,10 +64,17 @@ PackedLayout gemm_b_layout(int64_t K, int64_t N, int nr, int vec) {
 
 void pack_gemm_b_into(const float* b, int64_t K, int64_t N, int64_t ldb, bool trans, const PackedLayout& l,
                       int vec, float* out) {
-  if (trans)
-    pack_panels(N, K, static_cast<int>(l.nr), vec, out, [&](int64_t k, int64_t n) { return b[n * ldb + k]; });
-  else
-    pack_panels(N, K, static_cast<int>(l.nr), vec, out, [&](int64_t k, int64_t n) { return b[k * ldb + n]; });
+  if (!trans) {
+    pack_rows(b, K, N, ldb, static_cast<int>(l.nr), vec, out);
+    return;
+  }
+  // Padding columns of the last panel: zero them, then fill the real ones column by column.
+  const int64_t last0 = (N - 1) / l.nr * l.nr;
+  std::fill(out + last0 * K, out + l.group_floats, 0.f);
+  pack_columns(N, K, static_cast<int>(l.nr), vec, out, [&](int64_t n, float* dst, int64_t stride) {
+    const float* src = b + n * ldb;
+    for (int64_t k = 0; k < K; ++k) dst[k * stride] = src[k];
+  });
 }
 
 PackedWeights pack_gemm_b(const float* b, int64_t K, int64_t N, int64_t ldb, bool trans, int nr, int vec) {
@@ -64,46 +93,57 @@ PackedWeights pack_conv(const float* w, int64_t groups, int64_t Mg, int64_t Cg, 
   p.layout.nr = nr;
   p.layout.panel_floats = depth * nr;
   p.layout.group_floats = group_floats(Mg, depth, nr, vec);
-  AlignedBuffer buf(static_cast<std::size_t>(p.layout.group_floats * groups) * sizeof(float), false);
+  AlignedBuffer buf(static_cast<std::size_t>(p.layout.group_floats * groups) * sizeof(float));  // zeroed
   auto* out = reinterpret_cast<float*>(buf.data());
   for (int64_t g = 0; g < groups; ++g) {
     const float* wg = w + g * Mg * Cg * taps;
     // Depth index k = tap * Cg + c, matching the micro-kernel's tap-major walk.
-    pack_panels(Mg, depth, nr, vec, out + g * p.layout.group_floats, [&](int64_t k, int64_t m) {
-      const int64_t tap = k / Cg, c = k % Cg;
-      return wg[(m * Cg + c) * taps + tap];
-    });
+    pack_columns(Mg, depth, nr, vec, out + g * p.layout.group_floats,
+                 [&](int64_t m, float* dst, int64_t stride) {
+                   const float* src = wg + m * Cg * taps;
+                   for (int64_t c = 0; c < Cg; ++c)
+                     for (int64_t tap = 0; tap < taps; ++tap)
+                       dst[(tap * Cg + c) * stride] = src[c * taps + tap];
+                 });
   }
   p.data = SharedBytes::from(std::move(buf));
   return p;
 }
 
 PackedWeights pack_winograd_f43(const float* w, int64_t M, int64_t C, int nr, int vec) {
-  static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
-                                     {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                     {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                     {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                     {0, 0, 1}};
+  static constexpr float G[6][3] = {{1.f / 4, 0, 0},
+                                    {-1.f / 6, -1.f / 6, -1.f / 6},
+                                    {-1.f / 6, 1.f / 6, -1.f / 6},
+                                    {1.f / 24, 1.f / 12, 1.f / 6},
+                                    {1.f / 24, -1.f / 12, 1.f / 6},
+                                    {0, 0, 1}};
+  constexpr int kMaxCols = 64;  // >= any panel width (nr)
   PackedWeights p;
   p.layout = gemm_b_layout(C, M, nr, vec);
-  AlignedBuffer buf(static_cast<std::size_t>(36 * p.layout.group_floats) * sizeof(float), false);
-  std::vector<float> u(static_cast<std::size_t>(36 * C * M));  // [xi][c][m]
-  for (int64_t m = 0; m < M; ++m)
+  AlignedBuffer buf(static_cast<std::size_t>(36 * p.layout.group_floats) * sizeof(float));  // zeroed
+  auto* out = reinterpret_cast<float*>(buf.data());
+  // U = G g G^T for every (m, c), a panel's columns at a time so the loops over m vectorize; the
+  // 36 values of one (panel, c) row land in the same row of the 36 tile points' GEMM operands.
+  for (int64_t m0 = 0; m0 < M; m0 += nr) {
+    const int64_t cols = std::min<int64_t>(nr, M - m0);
+    const Column col = column(m0, M, C, nr, vec);
     for (int64_t c = 0; c < C; ++c) {
-      const float* g = w + (m * C + c) * 9;
-      double t[6][3];  // G g
+      float g[9][kMaxCols], t[6][3][kMaxCols];
+      for (int k = 0; k < 9; ++k)
+        for (int64_t j = 0; j < cols; ++j) g[k][j] = w[((m0 + j) * C + c) * 9 + k];
       for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 3; ++j) t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+        for (int q = 0; q < 3; ++q)
+          for (int64_t j = 0; j < cols; ++j)
+            t[i][q][j] = G[i][0] * g[q][j] + G[i][1] * g[3 + q][j] + G[i][2] * g[6 + q][j];
+      float* dst = out + col.offset + c * col.width;
       for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
-          const double v = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];
-          u[static_cast<std::size_t>(((i * 6 + j) * C + c) * M + m)] = static_cast<float>(v);
+        for (int q = 0; q < 6; ++q) {
+          float* d = dst + (i * 6 + q) * p.layout.group_floats;
+          for (int64_t j = 0; j < cols; ++j)
+            d[j] = t[i][0][j] * G[q][0] + t[i][1][j] * G[q][1] + t[i][2][j] * G[q][2];
         }
     }
-  auto* out = reinterpret_cast<float*>(buf.data());
-  for (int xi = 0; xi < 36; ++xi)
-    pack_gemm_b_into(u.data() + xi * C * M, C, M, M, false, p.layout, vec, out + xi * p.layout.group_floats);
+  }
   p.data = SharedBytes::from(std::move(buf));
   return p;
 }
