@@ -18,7 +18,14 @@
  * this file is the GStreamer side.
  *
  * An ONNX model is compiled once into a .weave artifact in `cache-dir` (codec `compression`)
- * and read from there while the ONNX file is unchanged.
+ * and read from there while the ONNX file is unchanged. A cache entry that cannot be read
+ * (corrupt, truncated) is compiled again; a cache directory that cannot be written (read-only,
+ * full) leaves the model compiled in memory: either way the element runs and posts a warning
+ * message saying what was wrong.
+ *
+ * The model file may be replaced, rewritten in place or deleted while the element runs: it keeps
+ * the model it loaded (a .weave file is read into memory, never used through a mapping of the
+ * user's file), and the next start from READY loads the file as it is then, or fails naming it.
  *
  * ## Example launch line
  * |[
@@ -157,8 +164,9 @@ struct WeaveInferImpl {
   std::shared_ptr<const weave::Factory> factory;
   std::string load_error;
   std::string artifact_path;
-  std::string loaded_key;    // settings key the factory was loaded with
-  std::string loaded_stamp;  // the model file as it was when loaded (weave::model_file_stamp)
+  std::string loaded_key;     // settings key the factory was loaded with
+  std::string loaded_stamp;   // the model file as it was when loaded (weave::model_file_stamp)
+  std::string cache_warning;  // a cache problem worked around by the last load, posted on start
   std::vector<PadInfo> sinks;
   std::vector<PadInfo> srcs;
   GstFlowCombiner* combiner = nullptr;
@@ -385,6 +393,7 @@ static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) 
     return false;
   }
   if (!loaded->warning.empty()) GST_WARNING_OBJECT(self, "model cache: %s", loaded->warning.c_str());
+  impl->cache_warning = loaded->warning;
   if (!make_pads && old && !weave::same_interface(*old, *loaded->factory)) {
     impl->load_error = settings.model +
                        ": the model's inputs or outputs changed since its pads were made; set 'model' again";
@@ -996,6 +1005,13 @@ static bool prepare_to_run(GstWeaveInfer* self) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()),
                       ("%s", impl->load_error.c_str()));
     return false;
+  }
+  // Posted here, not in load_model(): a model set as a property is loaded before there is a bus.
+  if (!impl->cache_warning.empty()) {
+    GST_ELEMENT_WARNING(self, RESOURCE, WRITE,
+                        ("Model cache problem for '%s' (running anyway).", model.c_str()),
+                        ("%s", impl->cache_warning.c_str()));
+    impl->cache_warning.clear();
   }
   weave::ExecutorOptions eo;
   eo.threads = threads;  // a cap on this instance's share of the process-wide budget

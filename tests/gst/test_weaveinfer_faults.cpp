@@ -98,6 +98,32 @@ static guint64 prop_u64(GstElement* e, const char* name) {
   return v;
 }
 
+// An element on a harness of one input and (optionally) one output, with a bus of its own.
+struct Single {
+  GstElement* e;
+  GstBus* bus;
+  GstHarness* h;
+};
+
+static Single play_single(GstElement* e, const char* sink, const char* src, const char* caps) {
+  Single s{e, gst_bus_new(), nullptr};
+  gst_element_set_bus(e, s.bus);
+  s.h = gst_harness_new_with_element(e, sink, src);
+  if (caps != nullptr) gst_harness_set_src_caps_str(s.h, caps);
+  gst_harness_play(s.h);
+  return s;
+}
+
+static void teardown(Single& s) {
+  gst_harness_teardown(s.h);
+  gst_element_set_state(s.e, GST_STATE_NULL);
+  gst_element_set_bus(s.e, nullptr);
+  gst_object_unref(s.bus);
+  gst_object_unref(s.e);
+}
+
+static const char* const kCaps14 = "tensor/x-raw, dtype=float32, shape=(int)<1,4>";
+
 // two_inputs.onnx: y = a @ b, a 2x3, b 3x2.
 static const std::vector<float> kA{1, 2, 3, 4, 5, 6};
 static const std::vector<float> kB{1, 0, 0, 1, 1, 1};
@@ -245,33 +271,22 @@ GST_END_TEST;
 // No output pad linked: the first push downstream is not-linked; the element posts an error
 // naming it and refuses later buffers with not-linked (upstream stops too).
 GST_START_TEST(test_output_not_linked) {
-  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
-  GstBus* bus = gst_bus_new();
-  gst_element_set_bus(e, bus);
-  GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", nullptr);
-  gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
-  gst_harness_play(h);
-  fail_unless_equals_int(gst_harness_push(h, float_buffer({1, 2, 3, 4}, 0)), GST_FLOW_OK);
-  GstMessage* m = gst_bus_timed_pop_filtered(bus, 30 * GST_SECOND, GST_MESSAGE_ERROR);
+  Single s = play_single(make_infer(model_path("matmul_dyn.onnx")), "sink_input_1", nullptr, kCaps14);
+  fail_unless_equals_int(gst_harness_push(s.h, float_buffer({1, 2, 3, 4}, 0)), GST_FLOW_OK);
+  GstMessage* m = gst_bus_timed_pop_filtered(s.bus, 30 * GST_SECOND, GST_MESSAGE_ERROR);
   fail_unless(m != nullptr, "no error within 30 s");
   std::string err = take_error(m);
   fail_unless(err.find("not-linked") != std::string::npos, "%s", err.c_str());
-  fail_unless_equals_int(gst_harness_push(h, float_buffer({1, 2, 3, 4}, GST_SECOND)), GST_FLOW_NOT_LINKED);
-  gst_harness_teardown(h);
-  gst_element_set_bus(e, nullptr);
-  gst_object_unref(bus);
-  gst_object_unref(e);
+  fail_unless_equals_int(gst_harness_push(s.h, float_buffer({1, 2, 3, 4}, GST_SECOND)), GST_FLOW_NOT_LINKED);
+  teardown(s);
 }
 GST_END_TEST;
 
 // One of two outputs not linked: the linked one gets every frame, no error.
 GST_START_TEST(test_one_of_two_outputs_not_linked) {
-  GstElement* e = make_infer(model_path("two_outputs.onnx"));
-  GstBus* bus = gst_bus_new();
-  gst_element_set_bus(e, bus);
-  GstHarness* h = gst_harness_new_with_element(e, "sink_x", "src_logits");  // src_probs unlinked
-  gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
-  gst_harness_play(h);
+  // src_probs unlinked
+  Single s = play_single(make_infer(model_path("two_outputs.onnx")), "sink_x", "src_logits", kCaps14);
+  GstHarness* h = s.h;
   for (int k = 0; k < 5; ++k) {
     const std::vector<float> x{0, 0, 0, static_cast<float>(k)};
     fail_unless_equals_int(gst_harness_push(h, float_buffer(x, k * GST_SECOND)), GST_FLOW_OK);
@@ -280,11 +295,8 @@ GST_START_TEST(test_one_of_two_outputs_not_linked) {
     fail_unless(floats_of(out) == matmul_ref(x));
     gst_buffer_unref(out);
   }
-  fail_unless_equals_string(error_text(bus).c_str(), "");
-  gst_harness_teardown(h);
-  gst_element_set_bus(e, nullptr);
-  gst_object_unref(bus);
-  gst_object_unref(e);
+  fail_unless_equals_string(error_text(s.bus).c_str(), "");
+  teardown(s);
 }
 GST_END_TEST;
 
@@ -300,11 +312,10 @@ static void expect_caps_shape(GstHarness* h, const char* shape) {
 // Upstream caps change mid-stream: to another batch (runs with new output caps), to caps the
 // model cannot take (refused: not-negotiated and an error naming both), and back (runs again).
 GST_START_TEST(test_caps_change_mid_stream) {
-  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
-  GstBus* bus = gst_bus_new();
-  gst_element_set_bus(e, bus);
-  GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
-  gst_harness_play(h);
+  Single s = play_single(make_infer(model_path("matmul_dyn.onnx")), "sink_input_1", "src_scores", nullptr);
+  GstElement* e = s.e;
+  GstBus* bus = s.bus;
+  GstHarness* h = s.h;
   auto run = [&](int rows, GstClockTime pts) {
     std::vector<float> x(static_cast<std::size_t>(rows) * 4);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 5) - 1.5f;
@@ -314,7 +325,7 @@ GST_START_TEST(test_caps_change_mid_stream) {
     fail_unless(floats_of(out) == matmul_ref(x), "output for %d rows", rows);
     gst_buffer_unref(out);
   };
-  gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
+  gst_harness_set_src_caps_str(h, kCaps14);
   run(1, 0);
   expect_caps_shape(h, "< 1, 3 >");
   gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<5,4>");
@@ -335,10 +346,7 @@ GST_START_TEST(test_caps_change_mid_stream) {
   run(2, 2 * GST_SECOND);
   expect_caps_shape(h, "< 2, 3 >");
   fail_unless_equals_uint64(prop_u64(e, "frames-processed"), 3);
-  gst_harness_teardown(h);
-  gst_element_set_bus(e, nullptr);
-  gst_object_unref(bus);
-  gst_object_unref(e);
+  teardown(s);
 }
 GST_END_TEST;
 
@@ -364,7 +372,7 @@ GST_START_TEST(test_huge_bound) {
       GstHarness* h =
           gst_harness_new_with_element(e, ("sink_" + std::string(input == "x" ? "x" : "input_1")).c_str(),
                                        input == "x" ? "src_y" : "src_scores");
-      gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
+      gst_harness_set_src_caps_str(h, kCaps14);
       gst_harness_play(h);
       // Misaligned data (one byte into a block): copied, into memory planned for the bound.
       const std::vector<float> x{1, -2, 3, 4};
@@ -465,12 +473,9 @@ GST_START_TEST(test_model_file_replaced_or_deleted) {
   for (const Case& c : cases) {
     const std::string model = std::string(dir) + "/model" + std::to_string(n++) + c.ext;
     fail_unless(g_file_set_contents(model.c_str(), c.v1.data(), static_cast<gssize>(c.v1.size()), nullptr));
-    GstElement* e = make_infer(model, cache.c_str());
-    GstBus* bus = gst_bus_new();
-    gst_element_set_bus(e, bus);
-    GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
-    gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
-    gst_harness_play(h);
+    Single s = play_single(make_infer(model, cache.c_str()), "sink_input_1", "src_scores", kCaps14);
+    GstElement* e = s.e;
+    GstHarness* h = s.h;
     fail_unless(push_pull(h, x, 0) == matmul_ref(x));
     if (c.in_place) {
       overwrite_in_place(model, c.v2);
@@ -485,26 +490,89 @@ GST_START_TEST(test_model_file_replaced_or_deleted) {
     // Restarted: the new file.
     fail_unless(gst_element_set_state(e, GST_STATE_READY) == GST_STATE_CHANGE_SUCCESS);
     gst_harness_play(h);
-    gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
+    gst_harness_set_src_caps_str(h, kCaps14);
     fail_unless(push_pull(h, x, 4 * GST_SECOND) == matmul_ref(x, 2.0f), "%s: the new model", model.c_str());
     // Deleted while running: frames go on; a restart fails with an error naming the file.
     fail_unless(g_unlink(model.c_str()) == 0);
     fail_unless(push_pull(h, x, 5 * GST_SECOND) == matmul_ref(x, 2.0f));
     fail_unless(gst_element_set_state(e, GST_STATE_READY) == GST_STATE_CHANGE_SUCCESS);
     fail_unless_equals_int(gst_element_set_state(e, GST_STATE_PAUSED), GST_STATE_CHANGE_FAILURE);
-    std::string err = error_text(bus);
+    std::string err = error_text(s.bus);
     fail_unless(err.find(model) != std::string::npos, "%s", err.c_str());
-    gst_element_set_state(e, GST_STATE_NULL);
-    gst_harness_teardown(h);
-    gst_element_set_bus(e, nullptr);
-    gst_object_unref(bus);
-    gst_object_unref(e);
+    teardown(s);
   }
   // Cache entries and the directory.
   GDir* d = g_dir_open(cache.c_str(), 0, nullptr);
   while (const gchar* name = g_dir_read_name(d)) g_unlink((cache + "/" + name).c_str());
   g_dir_close(d);
   g_rmdir(cache.c_str());
+  g_rmdir(dir);
+  g_free(dir);
+}
+GST_END_TEST;
+
+// The first warning message on `bus` (""), "message | debug"; other messages before it go.
+static std::string warning_text(GstBus* bus) {
+  GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_WARNING);
+  if (m == nullptr) return "";
+  GError* err = nullptr;
+  gchar* dbg = nullptr;
+  gst_message_parse_warning(m, &err, &dbg);
+  std::string w = std::string(err->message) + " | " + (dbg != nullptr ? dbg : "");
+  g_error_free(err);
+  g_free(dbg);
+  gst_message_unref(m);
+  return w;
+}
+
+// Runs matmul_dyn.onnx with `cache_dir`: the frame is right, no error; returns the warning posted.
+static std::string run_with_cache(const std::string& cache_dir) {
+  Single s = play_single(make_infer(model_path("matmul_dyn.onnx"), cache_dir.c_str()), "sink_input_1",
+                         "src_scores", kCaps14);
+  const std::vector<float> x{1, 2, 3, 4};
+  fail_unless(push_pull(s.h, x, 0) == matmul_ref(x));
+  // Warnings first: popping errors discards every other message.
+  std::string w = warning_text(s.bus);
+  fail_unless_equals_string(error_text(s.bus).c_str(), "");
+  teardown(s);
+  return w;
+}
+
+// A cache directory that cannot be made, and one holding a corrupt entry: the element runs
+// (from memory, or after compiling the entry again) and posts a warning saying what was wrong.
+// A full or read-only cache file system: tests/gst/cache_tmpfs.sh (core_helpers).
+GST_START_TEST(test_cache_dir_problems) {
+  gchar* dir = g_dir_make_tmp("weave-cache-faults-XXXXXX", nullptr);
+  const std::string blocker = std::string(dir) + "/file";
+  fail_unless(g_file_set_contents(blocker.c_str(), "x", 1, nullptr));
+  std::string w = run_with_cache(blocker + "/cache");
+  fail_unless(w.find("cannot create cache directory") != std::string::npos, "%s", w.c_str());
+  fail_unless(w.find("using the model compiled in memory") != std::string::npos, "%s", w.c_str());
+
+  const std::string cache = std::string(dir) + "/cache";
+  fail_unless_equals_string(run_with_cache(cache).c_str(), "");  // writes the entry
+  GstElement* probe = make_infer(model_path("matmul_dyn.onnx"), cache.c_str());
+  gchar* art = nullptr;
+  g_object_get(probe, "artifact", &art, nullptr);
+  gst_object_unref(probe);
+  fail_unless(art != nullptr && g_str_has_prefix(art, cache.c_str()), "%s", art != nullptr ? art : "(none)");
+  std::string entry = read_all(art);
+  // Corrupt (a flipped byte past the header), then truncated: each replaces the entry.
+  for (std::size_t keep : {entry.size(), entry.size() / 2}) {
+    std::string bad = entry.substr(0, keep);
+    if (keep == entry.size()) bad[bad.size() / 2] ^= 0x5a;
+    const std::string tmp = std::string(art) + ".bad";
+    fail_unless(g_file_set_contents(tmp.c_str(), bad.data(), static_cast<gssize>(bad.size()), nullptr));
+    fail_unless(g_rename(tmp.c_str(), art) == 0);
+    w = run_with_cache(cache);
+    fail_unless(w.find("unreadable") != std::string::npos && w.find(art) != std::string::npos, "%s",
+                w.c_str());
+    fail_unless(read_all(art) == entry, "the entry was written again");
+  }
+  g_unlink(art);
+  g_free(art);
+  g_rmdir(cache.c_str());
+  g_unlink(blocker.c_str());
   g_rmdir(dir);
   g_free(dir);
 }
@@ -523,6 +591,7 @@ static Suite* weaveinfer_faults_suite(void) {
   tcase_add_test(tc, test_caps_change_mid_stream);
   tcase_add_test(tc, test_huge_bound);
   tcase_add_test(tc, test_model_file_replaced_or_deleted);
+  tcase_add_test(tc, test_cache_dir_problems);
   return s;
 }
 
