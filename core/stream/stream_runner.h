@@ -158,6 +158,7 @@ class StreamRunner {
     while (queued_buffers_ >= capacity_ || ahead(input)) {
       if (queued_buffers_ < capacity_) {  // only this input is ahead: wait for its partners
         removed_.wait(lock);
+        wait_partner_flush(lock, input);  // a partner started flushing: this buffer waits it out
         if (auto r = refusal(input); r && *r != Push::eos) return *r;
         continue;
       }
@@ -170,6 +171,7 @@ class StreamRunner {
         continue;
       }
       removed_.wait(lock);
+      wait_partner_flush(lock, input);
       if (auto r = refusal(input); r && *r != Push::eos) return *r;
     }
     Item item;

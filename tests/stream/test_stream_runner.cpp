@@ -378,3 +378,30 @@ BOOST_AUTO_TEST_CASE(a_state_change_flush_releases_inputs_waiting_for_a_partners
   BOOST_TEST((r.push(0, 0, Tracked(1)) == Push::queued));
   BOOST_TEST(Tracked::alive == 1);
 }
+
+// An input blocked on a full queue when its partner starts flushing is not refused (its upstream
+// was not flushed and would stop for good): its buffer waits out the flush and is queued after.
+BOOST_AUTO_TEST_CASE(a_push_blocked_on_a_full_queue_waits_out_a_partners_flush) {
+  Runner r(opts(2, 2));
+  r.start();
+  BOOST_TEST((r.push(0, 0, Tracked(1)) == Push::queued));
+  BOOST_TEST((r.push(1, 0, Tracked(11)) == Push::queued));
+  std::atomic<bool> done{false};
+  Push got = Push::flushing;
+  std::thread b([&] {
+    got = r.push(1, 1, Tracked(12));  // the queue is full: waits
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  BOOST_TEST(r.flush_input(0, -2));
+  BOOST_TEST((r.next().kind == Runner::StepKind::flushing));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  BOOST_TEST(!done.load());  // still waiting, not refused
+  BOOST_TEST(r.flush_input_done(0));
+  r.reset();
+  r.start();
+  b.join();
+  BOOST_TEST((got == Push::queued));
+  BOOST_TEST((r.push(0, 1, Tracked(2)) == Push::queued));
+  BOOST_TEST(values(r.next()) == (std::vector<int>{2, 12}));
+}
