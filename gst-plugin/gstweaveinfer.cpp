@@ -18,7 +18,14 @@
  * this file is the GStreamer side.
  *
  * An ONNX model is compiled once into a .weave artifact in `cache-dir` (codec `compression`)
- * and read from there while the ONNX file is unchanged.
+ * and read from there while the ONNX file is unchanged. A cache entry that cannot be read
+ * (corrupt, truncated) is compiled again; a cache directory that cannot be written (read-only,
+ * full) leaves the model compiled in memory: either way the element runs and posts a warning
+ * message saying what was wrong.
+ *
+ * The model file may be replaced, rewritten in place or deleted while the element runs: it keeps
+ * the model it loaded (a .weave file is read into memory, never used through a mapping of the
+ * user's file), and the next start from READY loads the file as it is then, or fails naming it.
  *
  * ## Example launch line
  * |[
@@ -157,7 +164,9 @@ struct WeaveInferImpl {
   std::shared_ptr<const weave::Factory> factory;
   std::string load_error;
   std::string artifact_path;
-  std::string loaded_key;  // settings key the factory was loaded with
+  std::string loaded_key;     // settings key the factory was loaded with
+  std::string loaded_stamp;   // the model file as it was when loaded (weave::model_file_stamp)
+  std::string cache_warning;  // a cache problem worked around by the last load, posted on start
   std::vector<PadInfo> sinks;
   std::vector<PadInfo> srcs;
   GstFlowCombiner* combiner = nullptr;
@@ -365,6 +374,7 @@ static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) 
   impl->artifact_path.clear();
   impl->load_error.clear();
   impl->loaded_key.clear();
+  impl->loaded_stamp.clear();
   if (settings.model.empty()) {
     impl->load_error = "no model set (property 'model')";
     return false;
@@ -383,6 +393,7 @@ static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) 
     return false;
   }
   if (!loaded->warning.empty()) GST_WARNING_OBJECT(self, "model cache: %s", loaded->warning.c_str());
+  impl->cache_warning = loaded->warning;
   if (!make_pads && old && !weave::same_interface(*old, *loaded->factory)) {
     impl->load_error = settings.model +
                        ": the model's inputs or outputs changed since its pads were made; set 'model' again";
@@ -392,6 +403,7 @@ static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) 
   impl->factory = loaded->factory;
   impl->artifact_path = loaded->artifact_path;
   impl->loaded_key = settings.key();
+  impl->loaded_stamp = loaded->stamp;
   GST_OBJECT_UNLOCK(self);
   GST_INFO_OBJECT(self, "model '%s' loaded (factory %p, artifact '%s'%s)", settings.model.c_str(),
                   static_cast<const void*>(impl->factory.get()), impl->artifact_path.c_str(),
@@ -507,7 +519,7 @@ static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) 
   }
   Control item;
   for (int32_t v : impl->factory->graph().outputs) item.caps.push_back((*plan)->slots[v].dims);
-  (void)impl->runner.push_event(std::move(item));
+  (void)impl->runner.push_event(std::move(item), index);
   return TRUE;
 }
 
@@ -528,18 +540,36 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
       return ok;
     }
     case GST_EVENT_FLUSH_START: {
-      for (auto& s : impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
+      // A seek reaches the flush of every input (a source tee'd into two inputs flushes both,
+      // once per seek it gets): the first input's flush-start flushes the element and goes
+      // downstream, and the element flushes until every input that started has stopped.
+      if (impl->runner.flush_input(index, GST_FLOW_FLUSHING)) {
+        for (auto& s : impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
+        if (!impl->srcs.empty()) gst_pad_pause_task(impl->srcs[0].pad);
+      }
       gst_event_unref(event);
-      impl->runner.flush(GST_FLOW_FLUSHING);
-      if (!impl->srcs.empty()) gst_pad_pause_task(impl->srcs[0].pad);
       return TRUE;
     }
     case GST_EVENT_FLUSH_STOP: {
-      // The task is paused (flush-start): the runner's state is ours to reset.
+      if (!impl->runner.flush_input_done(index)) {
+        GST_DEBUG_OBJECT(pad, "flush-stop: other inputs still flushing");
+        gst_event_unref(event);
+        return TRUE;
+      }
+      // The last flushing input stopped; the task is paused (flush-start): the runner's and the
+      // task's state are ours to reset.
       impl->runner.reset();
       if (impl->combiner != nullptr) gst_flow_combiner_reset(impl->combiner);
+      impl->segment_pushed = false;  // the flush removed downstream's segment
       for (auto& s : impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
       gst_event_unref(event);
+      // Input 0 (where stream events come from) may not send another segment: it was not
+      // flushed, or its new one came before this. Its current segment goes out again first.
+      if (GstEvent* seg = gst_pad_get_sticky_event(impl->sinks[0].pad, GST_EVENT_SEGMENT, 0)) {
+        Control item;
+        item.event.reset(seg);
+        (void)impl->runner.push_event(std::move(item));
+      }
       if (!impl->srcs.empty() && gst_pad_is_active(impl->srcs[0].pad)) start_task(self);
       return TRUE;
     }
@@ -558,7 +588,7 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
       }
       Control item;
       item.event.reset(event);
-      (void)impl->runner.push_event(std::move(item));
+      (void)impl->runner.push_event(std::move(item), index);
       return TRUE;
   }
 }
@@ -949,8 +979,14 @@ static bool prepare_to_run(GstWeaveInfer* self) {
                       ("No model set: set the 'model' property to an .onnx or .weave file."), (nullptr));
     return false;
   }
-  // Compression or cache settings changed since the pads were made: load with the new ones.
-  if (!impl->factory || impl->loaded_key != key) load_model(self, impl->srcs.empty(), false);
+  // Compression or cache settings changed since the pads were made, or the model file changed
+  // (replaced, rewritten or deleted) since it was loaded: load again. A running element keeps
+  // the model it loaded; the next start runs the file as it is then (or fails saying why).
+  auto stamp = weave::model_file_stamp(model);
+  const bool file_changed = impl->factory && (!stamp || *stamp != impl->loaded_stamp);
+  if (file_changed)
+    GST_INFO_OBJECT(self, "model file '%s' changed since it was loaded: loading it again", model.c_str());
+  if (!impl->factory || impl->loaded_key != key || file_changed) load_model(self, impl->srcs.empty(), false);
   GST_OBJECT_LOCK(self);
   const bool bounds_from_caps = impl->max_shape.empty() && !impl->bounds.empty();
   GST_OBJECT_UNLOCK(self);
@@ -969,6 +1005,13 @@ static bool prepare_to_run(GstWeaveInfer* self) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()),
                       ("%s", impl->load_error.c_str()));
     return false;
+  }
+  // Posted here, not in load_model(): a model set as a property is loaded before there is a bus.
+  if (!impl->cache_warning.empty()) {
+    GST_ELEMENT_WARNING(self, RESOURCE, WRITE,
+                        ("Model cache problem for '%s' (running anyway).", model.c_str()),
+                        ("%s", impl->cache_warning.c_str()));
+    impl->cache_warning.clear();
   }
   weave::ExecutorOptions eo;
   eo.threads = threads;  // a cap on this instance's share of the process-wide budget

@@ -9,6 +9,10 @@ Weights are fixed small integers so tests can check outputs by hand:
                                         "probs" = Softmax(x, axis=-1)      float32[1,4]
   square.onnx       "x" float32[1,4] -> "x_out" = x @ P float32[1,4], P a permutation
                     (x_out = [x3, x0, x1, x2]); chains of it stay exact.
+  matmul_dyn2.onnx  matmul_dyn with W2 = 2 W: the same inputs and outputs, other results
+                    (a model file replaced under a running element).
+  relu_dyn.onnx     "x" float32[batch,4] -> "y" = Relu(x) @ W  float32[batch,3]: an intermediate
+                    whose size follows the dynamic batch (the arena a bound plans).
 """
 import os
 import sys
@@ -29,13 +33,23 @@ def w43():
     return np.array([[i + j for j in range(3)] for i in range(4)], dtype=np.float32)
 
 
-def matmul_dyn(outdir):
+def matmul_dyn(outdir, name="matmul_dyn.onnx", scale=1.0):
     x = helper.make_tensor_value_info("Input.1", TensorProto.FLOAT, ["batch", 4])
     y = helper.make_tensor_value_info("Scores", TensorProto.FLOAT, ["batch", 3])
-    w = numpy_helper.from_array(w43(), "W")
+    w = numpy_helper.from_array(w43() * np.float32(scale), "W")
     node = helper.make_node("MatMul", ["Input.1", "W"], ["Scores"], name="mm")
     g = helper.make_graph([node], "matmul_dyn", [x], [y], [w])
-    save(helper.make_model(g, producer_name="weave-tests"), outdir, "matmul_dyn.onnx")
+    save(helper.make_model(g, producer_name="weave-tests"), outdir, name)
+
+
+def relu_dyn(outdir):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])
+    w = numpy_helper.from_array(w43(), "W")
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("MatMul", ["r", "W"], ["y"], name="mm")]
+    g = helper.make_graph(nodes, "relu_dyn", [x], [y], [w])
+    save(helper.make_model(g, producer_name="weave-tests"), outdir, "relu_dyn.onnx")
 
 
 def two_inputs(outdir):
@@ -74,6 +88,8 @@ def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(outdir, exist_ok=True)
     matmul_dyn(outdir)
+    matmul_dyn(outdir, "matmul_dyn2.onnx", 2.0)
+    relu_dyn(outdir)
     two_inputs(outdir)
     two_outputs(outdir)
     square(outdir)

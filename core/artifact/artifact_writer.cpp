@@ -1,7 +1,9 @@
 // Writes the .weave format; see docs/artifact.md for the layout this produces.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <variant>
@@ -277,13 +279,15 @@ Status write_artifact(const Graph& g, const std::string& path, const WriteOption
   if (!bytes) return bytes.error().context(path);
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return make_error(path, ": cannot create ", tmp);
+    if (!out) return make_error(path, ": cannot create ", tmp, ": ", std::strerror(errno));
     out.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
-    out.flush();
+    out.close();  // a full disk may only show when the last block is written
     if (!out) {
+      const int err = errno;
       std::remove(tmp.c_str());
-      return make_error(path, ": write failed");
+      return make_error(path, ": write failed (", bytes->size(), " bytes): ", std::strerror(err));
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {

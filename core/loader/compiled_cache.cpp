@@ -62,8 +62,13 @@ Expected<CachedLoad> load_factory_compiled(const std::string& model, const Compi
   if (!fs::is_regular_file(model, ec)) {
     return make_error(model, ": ", ec ? ec.message() : std::string("no such model file"));
   }
+  auto stamp = model_file_stamp(model);
+  if (!stamp) return stamp.error();
+  out.stamp = *stamp;
   if (is_artifact_file(model) || options.cache_dir.empty()) {
-    auto f = load_factory(model, options.load);
+    LoadOptions load = options.load;
+    load.read.use_mmap = false;  // a private copy: the user may rewrite the file in place
+    auto f = load_factory(model, load);
     if (!f) return f.error();
     out.factory = *f;
     if (is_artifact_file(model)) out.artifact_path = model;

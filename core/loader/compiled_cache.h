@@ -33,6 +33,7 @@ struct CachedLoad {
   std::string artifact_path;
   bool compiled_now = false;  // this call wrote the cache entry
   std::string warning;        // a cache problem worked around; empty if none
+  std::string stamp;          // model_file_stamp() of the model before it was read
 };
 
 // $XDG_CACHE_HOME/weave, else $HOME/.cache/weave, else "" (no cache).
@@ -46,6 +47,12 @@ struct CachedLoad {
 
 // Opens `model` (.weave or .onnx) through the cache; the Factory itself is shared through
 // FactoryCache as with load_factory(). Errors name the model file.
+//
+// Files that may change under a running model: an ONNX model is read once (its compiled entry
+// is what stays in use). A .weave model is read into private memory (options.load.read is
+// ignored): users rewrite model files in place, and a mapping of a file truncated under it
+// faults. Cache entries are mapped ("none" params used in place): they are only ever written to
+// a temporary file renamed into place, so a mapping keeps the old file alive and intact.
 [[nodiscard]] Expected<CachedLoad> load_factory_compiled(const std::string& model,
                                                          const CompiledCacheOptions& options);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <new>
 
 #include "core/runtime/thread_budget.h"
 
@@ -45,9 +46,9 @@ std::size_t bind_alignment(DType dtype) {
   return std::max<std::size_t>(1, dtype_size(dtype));
 }
 
-Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, ExecutorOptions options) {
+Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, ExecutorOptions options) try {
   if (!factory) return make_error("Executor::create: no factory");
-  Executor ex(std::move(factory), std::move(options));
+  Executor ex(factory, std::move(options));
   const Factory& f = *ex.factory_;
   const Graph& g = f.graph();
   const auto n_in = static_cast<std::size_t>(f.num_inputs());
@@ -78,6 +79,13 @@ Expected<Executor> Executor::create(std::shared_ptr<const Factory> factory, Exec
     ex.seen_plans_.push_back(plan);
   }
   return ex;
+} catch (const std::bad_alloc&) {
+  // A bound (max_shapes) far beyond memory: its arena and workspace are allocated here.
+  const auto bound = factory->bound_plan();
+  return make_error("Executor::create: cannot allocate the memory the model's plan needs (arena ",
+                    bound ? bound->arena_bytes : 0, " bytes, workspace ", bound ? bound->workspace_bytes : 0,
+                    " bytes for the bound ",
+                    bound ? dims_text(*factory, bound->input_dims) : std::string("-"), ")");
 }
 
 void Executor::reserve_workspace(std::size_t bytes) {

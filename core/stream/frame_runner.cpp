@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <new>
 
 namespace weave::stream {
 
@@ -28,6 +29,19 @@ Status FrameRunner::feed(int index, const InputFrame& in, uint64_t& copies, uint
 }
 
 Expected<std::vector<Dims>> FrameRunner::run(std::span<const InputFrame> inputs, OutputSink& outputs) {
+  if (!failed_.empty()) return make_error(failed_);
+  try {
+    return run_frame(inputs, outputs);
+  } catch (const std::bad_alloc&) {
+    // Inputs copied into buffers sized for a huge bound, a new plan's arena: the executor may be
+    // half way through growing, so it is not used again.
+    failed_ =
+        "cannot allocate the memory a frame needs (a bound beyond memory? max-shape); the runner stopped";
+    return make_error(failed_);
+  }
+}
+
+Expected<std::vector<Dims>> FrameRunner::run_frame(std::span<const InputFrame> inputs, OutputSink& outputs) {
   const int n_out = executor_.factory().num_outputs();
   if (static_cast<int>(inputs.size()) != executor_.factory().num_inputs())
     return make_error("the model takes ", executor_.factory().num_inputs(), " inputs, got ", inputs.size());

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/common/status.h"
@@ -60,7 +61,8 @@ class FrameRunner {
 
   // Runs the model on `inputs` (one per model input, in order), writing output k into the memory
   // `outputs.allocate(k, ...)` returns. Returns the dims of every output. Errors name the output
-  // or the step that failed; nothing stays bound either way.
+  // or the step that failed; nothing stays bound either way. Running out of memory is an error
+  // too, after which every run fails (make a new runner).
   [[nodiscard]] Expected<std::vector<Dims>> run(std::span<const InputFrame> inputs, OutputSink& outputs);
 
   [[nodiscard]] const FrameStats& stats() const { return *stats_; }
@@ -71,9 +73,12 @@ class FrameRunner {
 
  private:
   [[nodiscard]] Status feed(int index, const InputFrame& in, uint64_t& copies, uint64_t& bytes);
+  [[nodiscard]] Expected<std::vector<Dims>> run_frame(std::span<const InputFrame> inputs,
+                                                      OutputSink& outputs);
 
   Executor executor_;
   std::shared_ptr<FrameStats> stats_;
+  std::string failed_;  // set when a run ran out of memory
 };
 
 }  // namespace weave::stream

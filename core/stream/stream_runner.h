@@ -19,6 +19,12 @@
 //    one frame).
 //  - Flushing: flush() wakes every waiting producer and the consumer; pushes are refused until
 //    start(). stop(code) is the consumer's failure: producers get the code back until start().
+//  - Flushes of single inputs (a flush event on one sink pad of several, e.g. a seek that reached
+//    the sources of every input): the first input to start flushing flushes the runner
+//    (flush_input() says so: forward the flush downstream once), and the flush ends when the
+//    last flushing input ends its own (flush_input_done()). Meanwhile an input whose flush is over,
+//    or that never flushed, waits in push()/push_event()/push_eos() instead of being refused:
+//    refusing a buffer with "flushing" would make upstream stop streaming for good.
 //  - End of stream: once an input had EOS its later buffers are refused; the consumer sees one
 //    `eos` step when every input has ended (after the sets before it).
 //
@@ -75,6 +81,7 @@ class StreamRunner {
         leaky_(options.leaky),
         max_pending_(options.max_pending),
         eos_(static_cast<std::size_t>(inputs_), false),
+        input_flushing_(static_cast<std::size_t>(inputs_), false),
         held_(static_cast<std::size_t>(inputs_), 0),
         gathered_(static_cast<std::size_t>(inputs_), 0),
         seq_(static_cast<std::size_t>(inputs_), 0),
@@ -94,6 +101,8 @@ class StreamRunner {
     std::lock_guard lock(mutex_);
     inputs_ = std::max(1, inputs);
     eos_.assign(static_cast<std::size_t>(inputs_), false);
+    input_flushing_.assign(static_cast<std::size_t>(inputs_), false);
+    hold_ = false;
     held_.assign(static_cast<std::size_t>(inputs_), 0);
     gathered_.assign(static_cast<std::size_t>(inputs_), 0);
     seq_.assign(static_cast<std::size_t>(inputs_), 0);
@@ -128,6 +137,9 @@ class StreamRunner {
   // an ended input or a stopped consumer before it looks at the buffer itself.
   [[nodiscard]] Push accepting(int input) const {
     std::lock_guard lock(mutex_);
+    // Other inputs flushing: push() waits for the end of their flush rather than refusing.
+    if (hold_ && input >= 0 && input < inputs_ && !input_flushing_[static_cast<std::size_t>(input)])
+      return Push::queued;
     return refusal(input).value_or(Push::queued);
   }
   // The code given to flush() or stop(), for a refused push.
@@ -137,13 +149,16 @@ class StreamRunner {
   }
 
   // Queues `buffer` for `input` with its timestamp (nullopt: pairs by arrival order). May block
-  // while the queue is full (Leaky::none) until a buffer leaves, or a flush or stop.
+  // while the queue is full (Leaky::none) until a buffer leaves, or a flush or stop, and while
+  // other inputs flush (flush_input()).
   Push push(int input, std::optional<uint64_t> pts, Buffer buffer) {
     std::unique_lock lock(mutex_);
+    wait_partner_flush(lock, input);
     if (auto r = refusal(input)) return *r;
     while (queued_buffers_ >= capacity_ || ahead(input)) {
       if (queued_buffers_ < capacity_) {  // only this input is ahead: wait for its partners
         removed_.wait(lock);
+        wait_partner_flush(lock, input);  // a partner started flushing: this buffer waits it out
         if (auto r = refusal(input); r && *r != Push::eos) return *r;
         continue;
       }
@@ -156,6 +171,7 @@ class StreamRunner {
         continue;
       }
       removed_.wait(lock);
+      wait_partner_flush(lock, input);
       if (auto r = refusal(input); r && *r != Push::eos) return *r;
     }
     Item item;
@@ -170,9 +186,11 @@ class StreamRunner {
     return Push::queued;
   }
 
-  // Queues a serialized event in its place; false (event destroyed) while flushing.
-  bool push_event(Event event) {
-    std::lock_guard lock(mutex_);
+  // Queues a serialized event in its place; false (event destroyed) while flushing. `input`: the
+  // input it came from, which waits while other inputs flush; -1 for the caller's own events.
+  bool push_event(Event event, int input = -1) {
+    std::unique_lock lock(mutex_);
+    if (input >= 0 && input < inputs_) wait_partner_flush(lock, input);
     if (flushing_) return false;
     Item item;
     item.kind = ItemKind::event;
@@ -184,8 +202,9 @@ class StreamRunner {
 
   // Ends `input`: later buffers are refused with Push::eos. False while flushing.
   bool push_eos(int input) {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (input < 0 || input >= inputs_) return false;
+    wait_partner_flush(lock, input);
     eos_[static_cast<std::size_t>(input)] = true;
     removed_.notify_all();  // inputs waiting for this one's buffers go on
     if (flushing_) return false;
@@ -199,19 +218,55 @@ class StreamRunner {
 
   // ---- Control.
 
-  // Accepts items again (state change to running, after a flush).
+  // Accepts items again (state change to running, after a flush); inputs waiting for the end of
+  // a flush go on.
   void start() {
     std::lock_guard lock(mutex_);
     flushing_ = false;
+    hold_ = false;
     code_ = 0;
+    removed_.notify_all();
   }
   // Refuses pushes with `code` and wakes everyone; the consumer's next() returns `flushing`.
+  // Ends any flush of single inputs (a state change: everything stops).
   void flush(int code) {
     std::lock_guard lock(mutex_);
     flushing_ = true;
+    hold_ = false;
+    std::fill(input_flushing_.begin(), input_flushing_.end(), false);
     code_ = code;
     added_.notify_all();
     removed_.notify_all();
+  }
+  // `input` starts flushing (it refuses pushes with `code` until its flush ends). True for the
+  // first input of a flush: the runner flushed like flush(code); the caller forwards the flush
+  // downstream and pauses the consumer. False when a flush was already going on.
+  bool flush_input(int input, int code) {
+    std::lock_guard lock(mutex_);
+    if (input < 0 || input >= inputs_ || input_flushing_[static_cast<std::size_t>(input)]) return false;
+    const bool first = !hold_;
+    input_flushing_[static_cast<std::size_t>(input)] = true;
+    if (first) {
+      hold_ = true;
+      flushing_ = true;
+      code_ = code;
+      added_.notify_all();
+    }
+    removed_.notify_all();  // a waiting push of this input returns `flushing`
+    return first;
+  }
+  // `input`'s flush ended. True when it was the last flushing input: the flush is over, and the
+  // caller (consumer paused) calls reset(), may queue events of its own with push_event(), then
+  // start(); inputs wait until start(). False while other inputs still flush, or without a flush.
+  bool flush_input_done(int input) {
+    std::lock_guard lock(mutex_);
+    if (input < 0 || input >= inputs_ || !hold_) return false;
+    input_flushing_[static_cast<std::size_t>(input)] = false;
+    removed_.notify_all();  // this input now waits for its partners instead of being refused
+    if (std::find(input_flushing_.begin(), input_flushing_.end(), true) != input_flushing_.end())
+      return false;
+    flushing_ = false;  // the caller's own events are accepted; inputs wait in hold_ until start()
+    return true;
   }
   // The consumer cannot go on (e.g. downstream refused a buffer): producers get `code` back.
   void stop(int code) {
@@ -349,6 +404,14 @@ class StreamRunner {
     removed_.notify_all();
   }
 
+  // While a flush of single inputs goes on (or has ended and start() is to come), the other
+  // inputs wait; a flush(), start() or a flush of this input ends the wait.
+  void wait_partner_flush(std::unique_lock<std::mutex>& lock, int input) {
+    const auto k = static_cast<std::size_t>(input);
+    if (input < 0 || input >= inputs_) return;
+    removed_.wait(lock, [&] { return !hold_ || input_flushing_[k]; });
+  }
+
   std::optional<Push> refusal(int input) const {
     if (flushing_) return Push::flushing;
     if (input < 0 || input >= inputs_ || eos_[static_cast<std::size_t>(input)]) return Push::eos;
@@ -378,8 +441,10 @@ class StreamRunner {
   std::deque<Item> queue_;
   int queued_buffers_ = 0;
   bool flushing_ = true;
+  bool hold_ = false;  // a flush of single inputs: inputs not flushing wait (see flush_input)
   int code_ = 0;
   std::vector<bool> eos_;
+  std::vector<bool> input_flushing_;
   std::vector<int> held_;      // per input: buffers in the queue
   std::vector<int> gathered_;  // per input: buffers the gather holds (published by the consumer)
   std::size_t gather_max_ = 0;

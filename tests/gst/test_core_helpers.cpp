@@ -2,9 +2,11 @@
 // multi-input gathering by timestamp, shared thread pools, the compiled-model cache and the
 // model settings (bounds text, settings key, loading).
 #define BOOST_TEST_MODULE gst_core_helpers
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <boost/test/unit_test.hpp>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -236,6 +238,92 @@ BOOST_AUTO_TEST_CASE(unwritable_cache_falls_back_to_memory) {
   BOOST_TEST(r->warning.find("cannot create cache directory") != std::string::npos);
   BOOST_TEST(r->factory->num_inputs() == 2);
   fs::remove_all(dir);
+}
+
+// Cache entries cut short or emptied (a crash or a full disk while another program wrote one,
+// a user's cp): recompiled, with a warning naming the entry; the model runs.
+BOOST_AUTO_TEST_CASE(truncated_or_empty_cache_entry_is_recompiled) {
+  fs::path dir = fresh_dir("truncated");
+  weave::CompiledCacheOptions opt;
+  opt.cache_dir = dir.string();
+  opt.codec = "none";
+  const std::string model = models_dir() + "/two_outputs.onnx";
+  auto good = weave::load_factory_compiled(model, opt);
+  BOOST_REQUIRE_MESSAGE(good.ok(), why(good));
+  const auto full_size = fs::file_size(good->artifact_path);
+  for (const std::uintmax_t keep : {full_size / 2, std::uintmax_t{40}, std::uintmax_t{0}}) {
+    // Rewritten in place, as a failed writer would leave it (the loaded Factory keeps its own copy).
+    fs::resize_file(good->artifact_path, keep);
+    auto r = weave::load_factory_compiled(model, opt);
+    BOOST_REQUIRE_MESSAGE(r.ok(), why(r));
+    BOOST_TEST(r->compiled_now);
+    if (keep > 0) BOOST_TEST(r->warning.find("unreadable") != std::string::npos, r->warning);
+    BOOST_TEST(fs::file_size(r->artifact_path) == full_size);
+    BOOST_TEST(r->factory->num_outputs() == 2);
+  }
+  fs::remove_all(dir);
+}
+
+namespace {
+
+// A cache directory that refuses writes (on a tmpfs) falls back to memory with a warning saying
+// why; `what` is in the warning. The model still runs: [1,2,3,4] -> [20,30,40].
+void expect_in_memory_fallback(const std::string& cache_dir, const std::string& what) {
+  weave::CompiledCacheOptions opt;
+  opt.cache_dir = cache_dir;
+  opt.codec = "none";
+  auto r = weave::load_factory_compiled(models_dir() + "/matmul_dyn.onnx", opt);
+  BOOST_REQUIRE_MESSAGE(r.ok(), why(r));
+  BOOST_TEST(r->artifact_path.empty());
+  BOOST_TEST(!r->compiled_now);
+  BOOST_TEST(r->warning.find(what) != std::string::npos, r->warning);
+  BOOST_TEST(r->warning.find("using the model compiled in memory") != std::string::npos, r->warning);
+  auto ex = weave::Executor::create(r->factory);
+  BOOST_REQUIRE(ex.ok());
+  const float x[4] = {1, 2, 3, 4};
+  weave::ConstTensorView in{x, weave::DType::float32, weave::Dims{1, 4}};
+  auto outs = ex->run(std::span<const weave::ConstTensorView>(&in, 1));
+  BOOST_REQUIRE(outs.ok());
+  BOOST_TEST((*outs)[0].as<float>()[2] == 40.0f);
+  // Nothing left behind (no temporary file).
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cache_dir, ec))
+    BOOST_TEST(e.path().filename().string().find(".tmp") == std::string::npos, e.path().string());
+}
+
+// The tmpfs tests run under tests/gst/cache_tmpfs.sh (a user and mount namespace with small
+// tmpfs mounts); elsewhere they are skipped.
+const char* tmpfs_dir(const char* name) {
+  return std::getenv(name);
+}
+boost::test_tools::assertion_result have_tmpfs(boost::unit_test::test_unit_id) {
+  return tmpfs_dir("WEAVE_TMPFS_FULL") != nullptr && tmpfs_dir("WEAVE_TMPFS_RO") != nullptr;
+}
+
+}  // namespace
+
+// The disk fills while the entry is written: RLIMIT_FSIZE makes the kernel refuse the write past
+// a few bytes (EFBIG, SIGXFSZ ignored), as a full file system would (ENOSPC) part way.
+BOOST_AUTO_TEST_CASE(cache_write_cut_short_falls_back_to_memory) {
+  fs::path dir = fresh_dir("fsize");
+  struct rlimit old {};
+  BOOST_REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+  auto* old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 64;  // the header fits, the rest does not
+  BOOST_REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  expect_in_memory_fallback(dir.string(), "write failed");
+  BOOST_REQUIRE(::setrlimit(RLIMIT_FSIZE, &old) == 0);
+  std::signal(SIGXFSZ, old_handler);
+  fs::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(cache_dir_full_tmpfs, *boost::unit_test::precondition(have_tmpfs)) {
+  expect_in_memory_fallback(tmpfs_dir("WEAVE_TMPFS_FULL"), "No space left on device");
+}
+
+BOOST_AUTO_TEST_CASE(cache_dir_read_only_tmpfs, *boost::unit_test::precondition(have_tmpfs)) {
+  expect_in_memory_fallback(tmpfs_dir("WEAVE_TMPFS_RO"), "Read-only file system");
 }
 
 BOOST_AUTO_TEST_CASE(missing_model_is_an_error_naming_it) {

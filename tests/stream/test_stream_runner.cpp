@@ -319,3 +319,89 @@ BOOST_AUTO_TEST_CASE(timestamps_that_never_meet_drop_but_never_stall) {
   BOOST_TEST(r.dropped() == 100u);
   BOOST_TEST(Tracked::alive == 0);
 }
+
+// A flush that reaches the inputs one after the other (a seek through a tee into both): the
+// first input's flush flushes the runner, an input whose flush is over waits (is not refused)
+// until the last one's ends, and then goes on; what the caller queues first comes out first.
+BOOST_AUTO_TEST_CASE(a_flush_of_single_inputs_holds_the_others_until_the_last_one_ends) {
+  Runner r(opts(2));
+  r.start();
+  BOOST_TEST((r.push(0, 0, Tracked(1)) == Push::queued));
+  BOOST_TEST(r.flush_input(0, -2));   // first: the caller forwards the flush downstream
+  BOOST_TEST(!r.flush_input(1, -2));  // already flushing
+  BOOST_TEST(!r.flush_input(1, -2));  // twice on one input: nothing new
+  BOOST_TEST((r.next().kind == Runner::StepKind::flushing));
+  BOOST_TEST((r.push(1, 0, Tracked(11)) == Push::flushing));  // b is flushing itself
+  BOOST_TEST(!r.flush_input_done(0));                         // b still flushes
+  BOOST_TEST((r.accepting(0) == Push::queued));               // a would wait, not be refused
+  std::atomic<int> step{0};
+  Push a_event = Push::flushing, a_buffer = Push::flushing;
+  std::thread a([&] {
+    a_event = r.push_event("segment a", 0) ? Push::queued : Push::flushing;
+    step = 1;
+    a_buffer = r.push(0, 1, Tracked(2));
+    step = 2;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  BOOST_TEST(step.load() == 0);       // waiting for b
+  BOOST_TEST(r.flush_input_done(1));  // the last: the caller resets and queues its own first
+  r.reset();
+  BOOST_TEST(r.push_event("segment again"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  BOOST_TEST(step.load() == 0);  // still waiting: until start()
+  r.start();
+  a.join();
+  BOOST_TEST((a_event == Push::queued));
+  BOOST_TEST((a_buffer == Push::queued));
+  BOOST_TEST((r.push(1, 1, Tracked(12)) == Push::queued));
+  BOOST_TEST(*r.next().event == "segment again");
+  BOOST_TEST(*r.next().event == "segment a");
+  BOOST_TEST(values(r.next()) == (std::vector<int>{2, 12}));
+  BOOST_TEST(r.dropped() == 0u);
+}
+
+// A flush of the whole runner (a state change) while an input waits for a partner's flush:
+// the waiting push returns `flushing` instead of waiting on.
+BOOST_AUTO_TEST_CASE(a_state_change_flush_releases_inputs_waiting_for_a_partners_flush) {
+  Runner r(opts(2));
+  r.start();
+  BOOST_TEST(r.flush_input(1, -2));
+  Push got = Push::queued;
+  std::thread a([&] { got = r.push(0, 0, Tracked(1)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  r.flush(-2);
+  a.join();
+  BOOST_TEST((got == Push::flushing));
+  BOOST_TEST(!r.flush_input_done(1));  // the flush was taken over by flush(): nothing to end
+  r.reset();
+  r.start();
+  BOOST_TEST((r.push(0, 0, Tracked(1)) == Push::queued));
+  BOOST_TEST(Tracked::alive == 1);
+}
+
+// An input blocked on a full queue when its partner starts flushing is not refused (its upstream
+// was not flushed and would stop for good): its buffer waits out the flush and is queued after.
+BOOST_AUTO_TEST_CASE(a_push_blocked_on_a_full_queue_waits_out_a_partners_flush) {
+  Runner r(opts(2, 2));
+  r.start();
+  BOOST_TEST((r.push(0, 0, Tracked(1)) == Push::queued));
+  BOOST_TEST((r.push(1, 0, Tracked(11)) == Push::queued));
+  std::atomic<bool> done{false};
+  Push got = Push::flushing;
+  std::thread b([&] {
+    got = r.push(1, 1, Tracked(12));  // the queue is full: waits
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  BOOST_TEST(r.flush_input(0, -2));
+  BOOST_TEST((r.next().kind == Runner::StepKind::flushing));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  BOOST_TEST(!done.load());  // still waiting, not refused
+  BOOST_TEST(r.flush_input_done(0));
+  r.reset();
+  r.start();
+  b.join();
+  BOOST_TEST((got == Push::queued));
+  BOOST_TEST((r.push(0, 1, Tracked(2)) == Push::queued));
+  BOOST_TEST(values(r.next()) == (std::vector<int>{2, 12}));
+}
