@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/common/buffer.h"
+#include "core/runtime/spin.h"
 
 namespace weave {
 
@@ -39,7 +40,8 @@ struct Job {
   std::atomic<int64_t> next{0};
   std::mutex mutex;
   std::condition_variable done;
-  int finished_helpers = 0;  // under mutex
+  int finished_helpers = 0;             // under mutex
+  std::atomic<int> helpers_through{0};  // the same count, for the caller's spin before it sleeps
 
   void work() {
     for (;;) {
@@ -51,11 +53,34 @@ struct Job {
   }
 };
 
+// A borrowed worker gets its job through `posted`: it spins on it for kSpin after each job,
+// then sleeps on `wake`. `sleeping` tells the borrower whether to release `wake`; with both
+// sides sequentially consistent, either the borrower sees the worker asleep and wakes it, or the
+// worker sees the job before it sleeps, and every release of `wake` is acquired exactly once.
 struct Worker {
   std::binary_semaphore wake{0};
   std::atomic<uint64_t> state{word(0, kIdle)};
-  Job* job = nullptr;  // written by the borrower before wake.release()
-  uint64_t seq = 0;    // under Impl::mutex
+  std::atomic<Job*> posted{nullptr};
+  std::atomic<bool> sleeping{false};
+  uint64_t seq = 0;  // under Impl::mutex
+
+  // Borrower side: hands over the job (once per borrow).
+  void post(Job* job) {
+    posted.store(job, std::memory_order_seq_cst);
+    if (sleeping.exchange(false, std::memory_order_seq_cst)) wake.release();
+  }
+
+  // Worker side: the next job posted, spinning first, then sleeping.
+  Job* next_post() {
+    if (!spin_until([&] { return posted.load(std::memory_order_acquire) != nullptr; })) {
+      sleeping.store(true, std::memory_order_seq_cst);
+      if (posted.load(std::memory_order_seq_cst) == nullptr)
+        wake.acquire();  // the borrower clears `sleeping` and releases
+      else if (!sleeping.exchange(false, std::memory_order_seq_cst))
+        wake.acquire();  // the borrower saw us asleep and releases: take that release
+    }
+    return posted.exchange(nullptr, std::memory_order_acq_rel);
+  }
 };
 
 struct Helper {
@@ -234,12 +259,12 @@ struct ThreadBudget::Impl {
 
   void worker_main(Worker* w) {
     for (;;) {
-      w->wake.acquire();
+      Job* const posted = w->next_post();
       uint64_t s = w->state.load(std::memory_order_acquire);
       Job* job = nullptr;
       if ((s & 3) == kAssigned &&
           w->state.compare_exchange_strong(s, (s & ~uint64_t{3}) | kRunning, std::memory_order_acq_rel)) {
-        job = w->job;
+        job = posted;
         ParallelChunkScope scope;
         job->work();
       }
@@ -253,6 +278,7 @@ struct ThreadBudget::Impl {
       if (job) {
         // Notify under the job's mutex: the caller cannot see the count, return and destroy
         // the job (on its stack) until we let go of the mutex, and we touch nothing after.
+        job->helpers_through.fetch_add(1, std::memory_order_release);
         std::lock_guard<std::mutex> lock(job->mutex);
         ++job->finished_helpers;
         job->done.notify_one();
@@ -309,8 +335,7 @@ class BudgetParallel final : public Parallel {
     job.chunk = (n + chunks - 1) / chunks;
     job.chunks = (n + job.chunk - 1) / job.chunk;
     for (int i = 0; i < h; ++i) {
-      helpers[i].worker->job = &job;
-      helpers[i].worker->wake.release();
+      helpers[i].worker->post(&job);
     }
     {
       ParallelChunkScope scope;
@@ -328,6 +353,7 @@ class BudgetParallel final : public Parallel {
         ++running;
     }
     if (revoked > 0) b_->release(revoked);
+    spin_until([&] { return job.helpers_through.load(std::memory_order_acquire) == running; });
     std::unique_lock<std::mutex> lock(job.mutex);
     job.done.wait(lock, [&] { return job.finished_helpers == running; });
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/runtime/spin.h"
 #include "core/runtime/thread_budget.h"
 
 namespace weave {
@@ -34,12 +35,14 @@ void ThreadPool::worker_loop() {
   for (;;) {
     Job job;
     {
+      spin_until([&] { return published_.load(std::memory_order_acquire) != seen; });
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
       job = job_;
       ++active_workers_;
+      active_now_.store(active_workers_, std::memory_order_relaxed);
     }
     {
       ParallelChunkScope scope;
@@ -48,6 +51,7 @@ void ThreadPool::worker_loop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --active_workers_;
+      active_now_.store(active_workers_, std::memory_order_release);
     }
     done_.notify_all();
   }
@@ -75,12 +79,17 @@ void ThreadPool::for_range(int64_t n, int64_t grain, FunctionRef<void(int64_t, i
     next_.store(0, std::memory_order_relaxed);
     finished_.store(0, std::memory_order_relaxed);
     ++generation_;
+    published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
   {
     ParallelChunkScope scope;
     work_on(job_);
   }
+  spin_until([&] {
+    return finished_.load(std::memory_order_acquire) == job_.chunks &&
+           active_now_.load(std::memory_order_acquire) == 0;
+  });
   std::unique_lock<std::mutex> lock(mutex_);
   done_.wait(
       lock, [&] { return finished_.load(std::memory_order_acquire) == job_.chunks && active_workers_ == 0; });

@@ -51,6 +51,10 @@ class ThreadPool final : public Parallel {
   mutable std::atomic<int64_t> next_{0};
   mutable std::atomic<int64_t> finished_{0};
   mutable int active_workers_ = 0;
+  // Lock-free copies for the spins before sleeping (spin.h): generation_ as published to the
+  // workers, and active_workers_. The mutex-held values stay authoritative.
+  mutable std::atomic<uint64_t> published_{0};
+  mutable std::atomic<int> active_now_{0};
   bool stop_ = false;
 };
 
