@@ -84,6 +84,17 @@ const onnx::OpSchema* GuardedSchemaRegistry::GetSchema(const std::string& key,
       check_node(ctx, *schema, op);
       inner(ctx);
     });
+    // Data propagation (ShapeInferenceOptions::data_prop) runs functions of its own, which read
+    // their inputs' types without checking that they have one: Shape of an input no node
+    // defines segfaulted (fuzz_onnx). Without a type for every input, nothing is propagated.
+    onnx::DataPropagationFunction propagate = schema->GetDataPropagationFunction();
+    slot->PartialDataPropagationFunction([propagate](onnx::DataPropagationContext& ctx) {
+      for (std::size_t i = 0; i < ctx.getNumInputs(); ++i) {
+        const onnx::TypeProto* t = ctx.getInputType(i);
+        if (t == nullptr) return;
+      }
+      propagate(ctx);
+    });
   }
   return slot.get();
 }

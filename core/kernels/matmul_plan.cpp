@@ -20,8 +20,14 @@ Expected<MatMulPlan> plan_matmul(const Dims& a, const Dims& b, const std::string
     return make_error(label, ": MatMul inner dims differ: ", ref::dims_str(a), " x ", ref::dims_str(b));
   const int ra = a1 ? 0 : a.rank() - 2, rb = b1 ? 0 : b.rank() - 2;
   const int rbatch = std::max(ra, rb);
-  // Element strides of A's and B's batch dims (the matrix itself is M*K / K*N elements).
-  int64_t sa = p.M * p.K, sb = p.K * p.N;
+  // Element strides of A's and B's batch dims (the matrix itself is M*K / K*N elements). A
+  // hostile artifact can declare dims whose products overflow: refused here, before any use.
+  const auto too_large = [&] {
+    return make_error(label, ": MatMul operands ", ref::dims_str(a), " and ", ref::dims_str(b),
+                      " are too large");
+  };
+  int64_t sa = 0, sb = 0;
+  if (__builtin_mul_overflow(p.M, p.K, &sa) || __builtin_mul_overflow(p.K, p.N, &sb)) return too_large();
   p.batch.resize(rbatch);
   p.a_bstride.resize(rbatch);
   p.b_bstride.resize(rbatch);
@@ -35,8 +41,7 @@ Expected<MatMulPlan> plan_matmul(const Dims& a, const Dims& b, const std::string
     if (da == 0 || db == 0) p.batch[i] = 0;
     p.a_bstride[i] = da == 1 ? 0 : sa;
     p.b_bstride[i] = db == 1 ? 0 : sb;
-    sa *= da;
-    sb *= db;
+    if (__builtin_mul_overflow(sa, da, &sa) || __builtin_mul_overflow(sb, db, &sb)) return too_large();
   }
   p.out = p.batch;
   if (!a1) p.out.push_back(p.M);
