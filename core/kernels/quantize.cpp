@@ -50,8 +50,10 @@ float scale_at(const ConstTensorView& s, int64_t c) {
 }
 
 // round half to even, then saturate into the range of `t` (uint8 or int8), stored at out[i].
+// NaN (a NaN input, or an infinite range in DynamicQuantizeLinear) becomes 0: converting it to an
+// integer type would be undefined.
 void qput(const TensorView& out, int64_t i, double v) {
-  const double r = std::nearbyint(v);
+  const double r = std::isnan(v) ? 0.0 : std::nearbyint(v);
   if (out.dtype == DType::uint8)
     out.as<uint8_t>()[i] = static_cast<uint8_t>(std::clamp(r, 0.0, 255.0));
   else
@@ -167,7 +169,8 @@ class DynamicQuantizeKernel final : public Kernel {
       hi = std::max(hi, x[i]);
     }
     const float scale = (hi - lo) / 255.f;
-    const double zp = scale > 0 ? std::clamp(std::nearbyint(0.0 - lo / scale), 0.0, 255.0) : 0.0;
+    const double z = scale > 0 ? std::nearbyint(0.0 - lo / scale) : 0.0;
+    const double zp = std::isnan(z) ? 0.0 : std::clamp(z, 0.0, 255.0);
     for (int64_t i = 0; i < n; ++i)
       qput(ctx.outputs[0], i, scale > 0 ? std::nearbyint(x[i] / scale) + zp : zp);
     if (ctx.outputs.size() > 1 && ctx.outputs[1].present()) *ctx.outputs[1].as<float>() = scale;

@@ -125,7 +125,8 @@ void ResizeSpec::build_axis(int64_t in, int64_t out, float s, ResizeAxis m) cons
   for (int64_t o = 0; o < out; ++o) {
     const float c = source(o, in, out, s);
     if (linear) {
-      const float cc = std::clamp(c, 0.f, static_cast<float>(in - 1));
+      const float cc =
+          std::isnan(c) ? 0.f : std::clamp(c, 0.f, static_cast<float>(in - 1));  // NaN: hostile scales
       const auto f = static_cast<int64_t>(std::floor(cc));
       m.i0[o] = f;
       m.i1[o] = std::min(f + 1, in - 1);

@@ -328,7 +328,8 @@ class ResizeGeneralKernel final : public Kernel {
     const double base = std::ceil(src) - 1;
     const double frac = src - base;
     auto clamp = [in](double i) {
-      return static_cast<int64_t>(std::clamp(i, 0.0, static_cast<double>(in - 1)));
+      return std::isnan(i) ? int64_t{0}
+                           : static_cast<int64_t>(std::clamp(i, 0.0, static_cast<double>(in - 1)));
     };
     if (mode_ == Mode::nearest) {
       bool right = true;
