@@ -55,6 +55,11 @@ void check_node(onnx::InferenceContext& ctx, const onnx::OpSchema& schema, const
   static const std::set<std::string> kWindowOps = {"Conv",   "ConvTranspose", "AveragePool", "MaxPool",
                                                    "LpPool", "MaxUnpool",     "ConvInteger", "QLinearConv"};
   if (kWindowOps.count(op)) check_window_op(ctx, op);
+  // The recurrent ops' older inference (RNNShapeInference1) reads dims 0..2 of X, W and R unchecked.
+  if (op == "RNN" || op == "GRU" || op == "LSTM")
+    for (std::size_t i = 0; i < 3 && i < ctx.getNumInputs(); ++i)
+      if (const int rank = input_rank(ctx, i); rank >= 0 && rank != 3)
+        fail_shape_inference(op, ": input ", i, " has rank ", rank, ", not 3");
   // Gemm-6 indexes dims 0 and 1 of A and B without checking their rank (later versions check).
   if (op == "Gemm")
     for (std::size_t i = 0; i < 2; ++i)

@@ -446,6 +446,8 @@ class SplitKernel final : public Kernel {
     const auto [a, outer, dim, inner] =
         kern::around_axis(in.dims, axis_, static_cast<int64_t>(dtype_size(in.dtype)));
     const int64_t in_row = dim * inner;
+    // Nothing to copy (a zero dim anywhere): do not walk a hostile, huge outer count (fuzz_artifact).
+    if (in_row == 0 || outer == 0) return;
     const auto* src = static_cast<const std::byte*>(in.data);
     ctx.parallel.for_range(outer, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, in_row)),
                            [&](int64_t b, int64_t e) {
