@@ -62,6 +62,10 @@ bool KernelRegistry::supports(std::string_view op) const {
 }
 
 Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setup, std::string* impl) const {
+  // Every operator has at least one output, and kernels rely on it (fuzz_onnx: a ConstantOfShape
+  // with none read past its outputs).
+  if (setup.node.outputs.empty())
+    return make_error(setup.label, ": a '", setup.node.op, "' node needs an output");
   bool any = false;
   for (const Entry& e : entries_) {
     if (e.op != setup.node.op) continue;
@@ -79,6 +83,8 @@ Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setu
 
 Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setup,
                                                          std::string_view impl) const {
+  if (setup.node.outputs.empty())
+    return make_error(setup.label, ": a '", setup.node.op, "' node needs an output");
   for (const Entry& e : entries_) {
     if (e.op != setup.node.op || e.impl != impl) continue;
     auto k = e.factory(setup);
