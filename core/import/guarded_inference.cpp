@@ -60,6 +60,10 @@ void check_node(onnx::InferenceContext& ctx, const onnx::OpSchema& schema, const
     for (std::size_t i = 0; i < 3 && i < ctx.getNumInputs(); ++i)
       if (const int rank = input_rank(ctx, i); rank >= 0 && rank != 3)
         fail_shape_inference(op, ": input ", i, " has rank ", rank, ", not 3");
+  // STFT reads dims 0..2 of the signal (batch, length, 1 or 2) unchecked.
+  if (op == "STFT")
+    if (const int rank = input_rank(ctx, 0); rank >= 0 && rank != 3)
+      fail_shape_inference(op, ": the signal has rank ", rank, ", not 3");
   // Gemm-6 indexes dims 0 and 1 of A and B without checking their rank (later versions check).
   if (op == "Gemm")
     for (std::size_t i = 0; i < 2; ++i)
