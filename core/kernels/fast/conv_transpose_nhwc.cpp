@@ -10,6 +10,7 @@
 
 #include "core/kernels/fast/epilogue.h"
 #include "core/kernels/fast/fast_ops.h"
+#include "core/kernels/fast/gemm_rows.h"
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/fast/pack.h"
 #include "core/kernels/ref_util.h"
@@ -103,20 +104,7 @@ class FastConvTranspose final : public Kernel {
     const Dims& x = ctx.inputs[0].dims;
     const int64_t taps = KH_ * KW_, P = x[0] * x[1] * x[2], OW = x[2] * KW_, cols = taps * M_;
     auto* t = reinterpret_cast<float*>(ctx.workspace.data());  // [P][taps * M]
-    ConvGemmArgs g;
-    g.x = ctx.inputs[0].as<float>();
-    g.IW = P;
-    g.ldx = C_;
-    g.x_image = P * C_;
-    g.y = t;
-    g.OW = P;
-    g.ldy = cols;
-    g.y_image = P * cols;
-    g.Cg = C_;
-    g.Mg = cols;
-    g.w = w;
-    g.layout = layout_;
-    ops_.conv_gemm(g, ctx.parallel);
+    gemm_rows(ops_, ctx.inputs[0].as<float>(), P, C_, layout_, w, cols, t, nullptr, nullptr, ctx.parallel);
     float* y = ref::out_f32(ctx, 0);
     ctx.parallel.for_range(x[0] * x[1], 4, [&](int64_t r0, int64_t r1) {
       for (int64_t row = r0; row < r1; ++row) {  // (n, i): input row; its outputs are KH rows
