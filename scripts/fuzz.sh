@@ -12,7 +12,10 @@
 # Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_SECONDS, FUZZ_RUNS (stop a target
 # after this many executions, whichever of the two comes first; default: time only), FUZZ_JOBS
 # (fuzzers run at once, default 1; CI uses 2), FUZZ_RSS_MB (per-process memory limit, default
-# 2048), FUZZ_LOGS (logs directory, default $FUZZ_BUILD_DIR/logs).
+# 2048), FUZZ_LOGS (logs directory, default $FUZZ_BUILD_DIR/logs), FUZZ_SEED (libFuzzer's random
+# seed; default: a new one each run). CI fixes the seed so that its run is the same sequence of
+# inputs as a local run with that seed (up to where the slower machine stops): exploring with new
+# seeds is the long runs' job, and what they find is fixed and saved under tests/fuzz/ first.
 # The corpus grown by each run is kept in $FUZZ_BUILD_DIR/corpus/<target> and reused next time.
 # A summary table (executions, executions per second, corpus size, result) ends the output.
 set -euo pipefail
@@ -23,6 +26,7 @@ seconds=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-1}
 rss=${FUZZ_RSS_MB:-2048}
 runs=${FUZZ_RUNS:--1}
+seed=${FUZZ_SEED:-0}
 all=(fuzz_artifact fuzz_onnx fuzz_npy fuzz_caps fuzz_shape_text fuzz_codecs)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
@@ -56,7 +60,7 @@ run_one() {
   # gives LeakSanitizer the whole stack that the suppression matches on.
   local asan=$ASAN_OPTIONS
   [ "$t" != fuzz_caps ] || asan="fast_unwind_on_malloc=0:$asan"
-  ASAN_OPTIONS=$asan "$dir/fuzz/$t" "$dir/corpus/$t" "$seeds/${seed_dir[$t]}" -max_total_time="$seconds" -runs="$runs" \
+  ASAN_OPTIONS=$asan "$dir/fuzz/$t" "$dir/corpus/$t" "$seeds/${seed_dir[$t]}" -max_total_time="$seconds" -runs="$runs" -seed="$seed" \
     -max_len="${max_len[$t]}" -rss_limit_mb="$rss" -timeout=30 -print_final_stats=1 \
     -artifact_prefix="$dir/crashes/$t-" >"$logs/$t.log" 2>&1
 }

@@ -1,6 +1,9 @@
 #include "core/import/guarded_inference.h"
 
+#include <cstdint>
+#include <cstring>
 #include <set>
+#include <vector>
 
 #include "onnx/defs/shape_inference.h"
 
@@ -21,6 +24,60 @@ int ints_length(onnx::InferenceContext& ctx, const char* name) {
   return a == nullptr ? -1 : a->ints_size();
 }
 
+// Known dims of every input must be non-negative and their product must fit comfortably in
+// int64: libonnx multiplies and divides them unchecked (Reshape's -1, Split, the pools), and an
+// overflowed product can reach INT64_MIN / -1, which traps. No real tensor comes near 2^48.
+void check_input_dims(onnx::InferenceContext& ctx, const std::string& op) {
+  constexpr int64_t kMaxElements = int64_t{1} << 48;
+  for (std::size_t i = 0; i < ctx.getNumInputs(); ++i) {
+    const onnx::TypeProto* t = ctx.getInputType(i);
+    if (t == nullptr || !t->has_tensor_type() || !t->tensor_type().has_shape()) continue;
+    int64_t product = 1;
+    for (const auto& d : t->tensor_type().shape().dim()) {
+      if (!d.has_dim_value()) continue;
+      const int64_t v = d.dim_value();
+      if (v < 0) fail_shape_inference(op, ": input ", i, " has a negative dim ", v);
+      if (v != 0 && product > kMaxElements / v)
+        fail_shape_inference(op, ": input ", i, " has more than 2^48 elements");
+      product *= v;
+    }
+  }
+}
+
+// The values of an int32 or int64 initializer, from its typed field or its raw bytes.
+std::vector<int64_t> int_values(const onnx::TensorProto& t) {
+  std::vector<int64_t> out;
+  const std::string& raw = t.raw_data();
+  if (t.data_type() == onnx::TensorProto::INT64) {
+    out.assign(t.int64_data().begin(), t.int64_data().end());
+    for (std::size_t i = 0; i + 8 <= raw.size(); i += 8) {
+      int64_t v;
+      std::memcpy(&v, raw.data() + i, 8);
+      out.push_back(v);
+    }
+  } else if (t.data_type() == onnx::TensorProto::INT32) {
+    out.assign(t.int32_data().begin(), t.int32_data().end());
+    for (std::size_t i = 0; i + 4 <= raw.size(); i += 4) {
+      int32_t v;
+      std::memcpy(&v, raw.data() + i, 4);
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
+// Every value of an ints attribute must lie in [lo, hi]; an absent attribute passes.
+void check_ints_range(onnx::InferenceContext& ctx, const std::string& op, const char* name, int64_t lo,
+                      int64_t hi) {
+  const onnx::AttributeProto* a = ctx.getAttribute(name);
+  if (a == nullptr) return;
+  for (const int64_t v : a->ints())
+    if (v < lo || v > hi)
+      fail_shape_inference(op, ": attribute ", name, " value ", v, " is outside ", lo, "..", hi);
+  if (a->has_i() && (a->i() < lo || a->i() > hi))
+    fail_shape_inference(op, ": attribute ", name, " value ", a->i(), " is outside ", lo, "..", hi);
+}
+
 // Conv, ConvTranspose and the pools: libonnx indexes dims and attributes by the spatial rank of
 // input 0 without checking them against each other.
 void check_window_op(onnx::InferenceContext& ctx, const std::string& op) {
@@ -36,6 +93,13 @@ void check_window_op(onnx::InferenceContext& ctx, const std::string& op) {
   const int pads = ints_length(ctx, "pads");
   if (pads >= 0 && pads != 2 * spatial)
     fail_shape_inference(op, ": attribute pads has ", pads, " values for ", spatial, " spatial dims");
+  // Output dims are divided by the strides (a zero stride trapped in convPoolShapeInference,
+  // fuzz_onnx) and the kernel extent is (k - 1) * dilation + 1.
+  constexpr int64_t kMaxWindow = int64_t{1} << 31;
+  check_ints_range(ctx, op, "strides", 1, kMaxWindow);
+  check_ints_range(ctx, op, "dilations", 1, kMaxWindow);
+  check_ints_range(ctx, op, "kernel_shape", 1, kMaxWindow);
+  check_ints_range(ctx, op, "pads", 0, kMaxWindow);
   const int w = input_rank(ctx, 1);
   if ((op == "Conv" || op == "ConvTranspose") && w >= 0 && w != rank)
     fail_shape_inference(op, ": weight rank ", w, " differs from input rank ", rank);
@@ -52,6 +116,7 @@ void check_node(onnx::InferenceContext& ctx, const onnx::OpSchema& schema, const
   if (outputs < schema.min_output() || outputs > schema.max_output())
     fail_shape_inference(op, ": ", outputs, " outputs, the schema gives ", schema.min_output(), "..",
                          schema.max_output());
+  check_input_dims(ctx, op);
   static const std::set<std::string> kWindowOps = {"Conv",   "ConvTranspose", "AveragePool", "MaxPool",
                                                    "LpPool", "MaxUnpool",     "ConvInteger", "QLinearConv"};
   if (kWindowOps.count(op)) check_window_op(ctx, op);
@@ -64,6 +129,22 @@ void check_node(onnx::InferenceContext& ctx, const onnx::OpSchema& schema, const
   if (op == "STFT")
     if (const int rank = input_rank(ctx, 0); rank >= 0 && rank != 3)
       fail_shape_inference(op, ": the signal has rank ", rank, ", not 3");
+  // LayerNormalization-17 writes dims axis..rank-1 of its Mean and InvStdDev outputs with the
+  // axis made positive but not checked (a scalar input gave mutable_dim(-1), fuzz_onnx).
+  if (op == "LayerNormalization")
+    if (const int rank = input_rank(ctx, 0); rank >= 0) {
+      const onnx::AttributeProto* a = ctx.getAttribute("axis");
+      const int64_t axis = a == nullptr ? -1 : a->i();
+      if (rank == 0 || axis < -rank || axis >= rank)
+        fail_shape_inference(op, ": axis ", axis, " is outside the input's rank ", rank);
+    }
+  // DepthToSpace divides the channels by blocksize * blocksize, which wraps to 0 at 2^32.
+  if (op == "DepthToSpace" || op == "SpaceToDepth") check_ints_range(ctx, op, "blocksize", 1, 1 << 16);
+  // SplitToSequence takes the remainder of the axis length by a constant scalar split.
+  if (op == "SplitToSequence" && ctx.getNumInputs() > 1)
+    if (const onnx::TensorProto* split = ctx.getInputData(1); split != nullptr)
+      for (const int64_t v : int_values(*split))
+        if (v <= 0) fail_shape_inference(op, ": split size ", v, " is not positive");
   // Gemm-6 indexes dims 0 and 1 of A and B without checking their rank (later versions check).
   if (op == "Gemm")
     for (std::size_t i = 0; i < 2; ++i)
