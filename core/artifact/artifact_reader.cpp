@@ -405,10 +405,9 @@ Status check_params(const ParamsTable& t, const Graph& g, std::span<const std::b
     if (v.kind != ValueKind::param || v.param != p)
       return fail("value ", e.value, " does not refer back to it");
     if (v.dtype != e.dtype || v.shape != e.shape) return fail("dtype/shape disagree with value ", e.value);
-    uint64_t bytes = dtype_size(e.dtype);
-    for (int64_t d : e.shape)
-      if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
-        return fail("shape ", shape_str(e.shape), " has no finite byte size");
+    const int64_t checked = checked_bytes(e.shape, dtype_size(e.dtype));
+    if (checked < 0) return fail("shape ", shape_str(e.shape), " has no finite byte size");
+    const auto bytes = static_cast<uint64_t>(checked);
     if (e.raw != bytes)
       return fail("raw size ", e.raw, " but ", dtype_name(e.dtype), "[", shape_str(e.shape), "] needs ",
                   bytes);

@@ -14,9 +14,17 @@ int64_t shape_numel(std::span<const int64_t> shape) {
 }
 
 int64_t checked_bytes(std::span<const int64_t> dims, std::size_t elem_size) {
+  // A zero dim makes the size 0 whatever the others are (a 2^62 x 0 tensor is empty, not an
+  // overflow), so zeros are looked for before multiplying.
+  bool empty = false;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    empty = empty || d == 0;
+  }
+  if (empty) return 0;
   int64_t n = static_cast<int64_t>(elem_size);
   for (int64_t d : dims)
-    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+    if (__builtin_mul_overflow(n, d, &n)) return -1;
   return n;
 }
 

@@ -1,0 +1,29 @@
+// Size arithmetic on shapes (core/common/dims.h): what every byte count of a plan, an initializer
+// or an artifact entry goes through, so hostile dims must give -1, never a wrapped product.
+#define BOOST_TEST_MODULE dims
+#include <boost/test/unit_test.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "core/common/dims.h"
+
+using weave::checked_bytes;
+
+BOOST_AUTO_TEST_CASE(checked_bytes_multiplies_dims_and_element_size) {
+  BOOST_TEST(checked_bytes(std::vector<int64_t>{1, 3, 224, 224}, 4) == 602112);
+  BOOST_TEST(checked_bytes(std::vector<int64_t>{}, 8) == 8);  // a scalar
+}
+
+BOOST_AUTO_TEST_CASE(checked_bytes_refuses_negative_and_overflowing_dims) {
+  BOOST_TEST(checked_bytes(std::vector<int64_t>{2, -1}, 4) == -1);
+  BOOST_TEST(checked_bytes(std::vector<int64_t>{int64_t{1} << 62}, 4) == -1);
+  BOOST_TEST(checked_bytes(std::vector<int64_t>{int64_t{1} << 31, int64_t{1} << 31, 4}, 1) == -1);
+}
+
+// An empty tensor with a huge other dim has 0 bytes: the order of the dims must not matter
+// (fuzz_onnx: the artifact reader refused a 7277816997830721538x0 initializer the writer took).
+BOOST_AUTO_TEST_CASE(checked_bytes_of_an_empty_tensor_is_zero_whatever_the_other_dims) {
+  BOOST_TEST(checked_bytes(std::vector<int64_t>{7277816997830721538, 0}, 4) == 0);
+  BOOST_TEST(checked_bytes(std::vector<int64_t>{0, 7277816997830721538}, 4) == 0);
+  BOOST_TEST(checked_bytes(std::vector<int64_t>{0, -1}, 4) == -1);  // still not a shape
+}
