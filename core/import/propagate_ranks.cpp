@@ -126,7 +126,7 @@ std::optional<int64_t> scalar_param(const Graph& g, int32_t id) {
 // Length of a 1-D Slice (opset-13 form) of a 1-D input of known length, or -1. This is the
 // Shape -> Slice pattern that computes Reshape targets.
 int64_t slice_length(const Graph& g, const Node& n) {
-  if (n.inputs.size() < 3) return -1;
+  if (n.inputs.size() < 3 || n.inputs[0] < 0) return -1;  // an absent data input is checked later
   const Value& in = g.values[n.inputs[0]];
   if (!in.rank_known || in.shape.size() != 1 || in.shape[0] < 0) return -1;
   if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
