@@ -145,6 +145,24 @@ void check_node(onnx::InferenceContext& ctx, const onnx::OpSchema& schema, const
     if (const onnx::TensorProto* split = ctx.getInputData(1); split != nullptr)
       for (const int64_t v : int_values(*split))
         if (v <= 0) fail_shape_inference(op, ": split size ", v, " is not positive");
+  // MaxRoiPool writes pooled_shape[0] and [1] into its output, having checked only that the list
+  // has rank(X) - 2 values (an X of rank 2 or 3 and a shorter list read past it, inference sweep).
+  if (op == "MaxRoiPool" && input_rank(ctx, 0) >= 0 && input_rank(ctx, 1) >= 0)
+    if (const onnx::AttributeProto* a = ctx.getAttribute("pooled_shape"); a != nullptr && a->ints_size() < 2)
+      fail_shape_inference(op, ": attribute pooled_shape has ", a->ints_size(), " values, not 2");
+  // ConstantOfShape and Expand make an output of one dim per value of their shape input; of a
+  // shape input known only by its shape, getShapeInput adds dim(0) dims one at a time (2^40 ran
+  // out of memory, inference sweep). No real model has a rank anywhere near the bound.
+  if (op == "ConstantOfShape" || op == "Expand") {
+    const std::size_t i = op == "Expand" ? 1 : 0;
+    constexpr int64_t kMaxShapeLength = 1024;
+    if (input_rank(ctx, i) == 1) {
+      const auto& d = ctx.getInputType(i)->tensor_type().shape().dim(0);
+      if (d.has_dim_value() && d.dim_value() > kMaxShapeLength)
+        fail_shape_inference(op, ": the shape input has ", d.dim_value(), " values (output rank), above ",
+                             kMaxShapeLength);
+    }
+  }
   // Gemm-6 indexes dims 0 and 1 of A and B without checking their rank (later versions check).
   if (op == "Gemm")
     for (std::size_t i = 0; i < 2; ++i)
