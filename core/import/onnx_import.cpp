@@ -572,7 +572,9 @@ class Importer {
       const onnx::ValueInfoProto& out = *declared_outputs_[i];
       const Value& v = g_.values[g_.outputs[i]];
       TensorInfo info{out.name(), v.dtype, v.shape, {}};
-      if (out.has_type()) {
+      // An output declared without a type comes back from a failed inference with an empty
+      // TypeProto: that is "no type", not a non-tensor one.
+      if (out.has_type() && out.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) {
         auto ti = type_info(out.type(), "output '" + out.name() + "'");
         if (!ti) return ti.error().context(label_);
         if (ti->dtype != DType::undefined) info.dtype = ti->dtype;
