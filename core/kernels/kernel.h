@@ -30,6 +30,10 @@ struct KernelSetup {
   std::span<const Value* const> inputs;        // static info per input; nullptr for an omitted input
   std::span<const ConstTensorView> constants;  // per input: the param's bytes, or data == nullptr
   int opset = 13;                              // default-domain opset of the model
+  // Out: bit k set by ref::require_float when the kernel reads input k as float32. The static
+  // dtype checked at create may be unknown (inference could not type the value); the planner
+  // then checks the concrete dtype before infer() (Kernel::float_inputs).
+  mutable uint32_t float_inputs = 0;
 };
 
 struct ShapeContext {
@@ -60,6 +64,12 @@ class Kernel {
   // the planner stops before this node and plans the rest once the value is known at run time
   // (core/runtime/plan.h). Inputs infer() reads only when present and known may be listed too.
   [[nodiscard]] virtual uint32_t value_inputs() const { return 0; }
+  // Bit k set: run() reads input k as float32 whatever dtype reaches it, so the planner refuses
+  // any other concrete dtype, naming the node (set by KernelRegistry::create from
+  // KernelSetup::float_inputs: a bool tensor fed to the reference Softmax was read as floats past
+  // its end, fuzz_onnx).
+  [[nodiscard]] uint32_t float_inputs() const { return float_inputs_; }
+  void set_float_inputs(uint32_t bits) { float_inputs_ = bits; }
 
   // Blocks the kernel derived from constant inputs at create (packed weights). Before the
   // kernel is shared, the Factory may swap each for equal bytes held once per process
@@ -68,6 +78,9 @@ class Kernel {
   // True when run() never reads constant input k because create() kept what it needs; once
   // every reader of a param says so, the Factory drops the param's bytes.
   [[nodiscard]] virtual bool packs_input(std::size_t /*k*/) const { return false; }
+
+ private:
+  uint32_t float_inputs_ = 0;
 };
 
 // value_inputs() mask of inputs [first, last].

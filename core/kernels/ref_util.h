@@ -29,6 +29,7 @@ namespace weave::ref {
 // Every present input among `which` must be float32 (the reference kernels are float-only).
 [[nodiscard]] inline Status require_float(const KernelSetup& s, std::initializer_list<std::size_t> which) {
   for (std::size_t i : which) {
+    if (i < 32) s.float_inputs |= 1u << i;
     const Value* v = input_info(s, i);
     if (v && v->dtype != DType::float32 && v->dtype != DType::undefined)
       return make_error(s.label, ": input ", i, " has dtype ", dtype_name(v->dtype), "; the reference ",

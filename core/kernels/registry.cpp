@@ -70,10 +70,12 @@ Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setu
   for (const Entry& e : entries_) {
     if (e.op != setup.node.op) continue;
     any = true;
+    setup.float_inputs = 0;
     auto k = e.factory(setup);
     if (!k) return k.error().context(setup.label);
     if (*k) {
       if (impl != nullptr) *impl = e.impl;
+      (*k)->set_float_inputs(setup.float_inputs);
       return std::move(*k);
     }
   }
@@ -87,9 +89,13 @@ Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setu
     return make_error(setup.label, ": a '", setup.node.op, "' node needs an output");
   for (const Entry& e : entries_) {
     if (e.op != setup.node.op || e.impl != impl) continue;
+    setup.float_inputs = 0;
     auto k = e.factory(setup);
     if (!k) return k.error().context(setup.label);
-    if (*k) return std::move(*k);
+    if (*k) {
+      (*k)->set_float_inputs(setup.float_inputs);
+      return std::move(*k);
+    }
   }
   return make_error(setup.label, ": no '", impl, "' kernel for '", setup.node.op, "'");
 }

@@ -82,6 +82,10 @@ class Planner {
         all_known = all_known && known;
         in_views[k] = ConstTensorView{known ? s.data : nullptr, s.dtype, s.dims};
         if (!known && k < 32 && (needs >> k & 1u) != 0 && s.dims.numel() > 0) missing.push_back(v);
+        if (k < 32 && (kernel.float_inputs() >> k & 1u) != 0 && s.dtype != DType::float32)
+          return make_error(g_.node_label(static_cast<int32_t>(n)), ": input ", g_.value_label(v),
+                            " has dtype ", dtype_name(s.dtype), "; the ", node.op,
+                            " kernel reads float32 only");
       }
       if (!missing.empty()) return cut(static_cast<int32_t>(n), missing);
       out_views.assign(node.outputs.size(), TensorView{});
@@ -101,8 +105,8 @@ class Planner {
         const TensorView& o = out_views[k];
         const int64_t bytes = checked_bytes(o.dims.span(), dtype_size(o.dtype));
         if (bytes < 0 || bytes > kMaxPlannedBytes)
-          return make_error(label, ": output ", k, " of shape ", shape_str(o.dims.span()), " is larger than the ",
-                            kMaxPlannedBytes, " bytes a plan admits");
+          return make_error(label, ": output ", k, " of shape ", shape_str(o.dims.span()),
+                            " is larger than the ", kMaxPlannedBytes, " bytes a plan admits");
         out_bytes += static_cast<std::size_t>(bytes);
       }
       const bool fold = only_needs_dims(node.op) || (all_known && out_bytes <= kFoldLimitBytes);
