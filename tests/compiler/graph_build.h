@@ -3,6 +3,7 @@
 
 #include <boost/test/unit_test.hpp>
 #include <cstring>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -10,6 +11,15 @@
 #include "core/graph/graph.h"
 
 namespace weave::test {
+
+// n floats uniform in [-scale, scale), the same for the same seed.
+inline std::vector<float> random_floats(std::size_t n, unsigned seed, float scale = 2.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (float& f : v) f = u(rng);
+  return v;
+}
 
 inline int32_t add_f32(Graph& g, Shape shape, std::vector<float> v) {
   return g.add_param(DType::float32, std::move(shape),

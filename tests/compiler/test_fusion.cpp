@@ -17,14 +17,6 @@ using namespace weave::test;
 
 namespace {
 
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-2.f, 2.f);
-  std::vector<float> v(n);
-  for (float& f : v) f = u(rng);
-  return v;
-}
-
 // Runs `g` (compiled with or without fusion) on one float input of dims `dims`.
 std::vector<float> run(const Graph& g, bool fuse, const Dims& dims, const std::vector<float>& x,
                        Graph* compiled_out = nullptr) {

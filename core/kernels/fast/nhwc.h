@@ -27,6 +27,26 @@ namespace weave::fast {
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_conv_transpose(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_pool(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_resize(const KernelSetup& s);
+// ExpandDepthwise: a 1x1 expansion Conv (stride 1, unpadded, ungrouped, constant weights, any
+// fused activation, no residual) whose output feeds only a depthwise Conv (constant weights, no
+// residual), both NHWC, run as one node. The expansion multiplies the channels (6x in
+// MobileNet-v2, whose 16->96 expansion at 112x112 writes 4.8 MB): unfused, that tensor goes to
+// memory and the depthwise convolution reads it back, the largest memory traffic of the model.
+// Fused, each thread works on a band of output rows and keeps only the expanded input rows its
+// next depthwise rows read (a few rows, in its slice of the node's workspace), so the expanded
+// tensor never leaves the cache and the pair costs one fork-join instead of two. Bands split the
+// rows by the threads the parallel gives (at most min(cores, 8)); neighbouring bands expand the
+// rows their windows share once each (kernel height minus stride rows per band boundary).
+// Inputs: x, expansion weights, expansion bias (or none), depthwise weights, depthwise bias (or
+// none); attributes: the depthwise Conv's, plus the expansion's activation* attributes under
+// "expand_activation*". Made by fuse_expand_depthwise, after the layout pass; never stored in an
+// artifact (the pass runs when a Factory is made with the fast registry).
+// Only pairs where fusing was measured to pay are fused (a large expanded tensor, enough output
+// rows; expand_depthwise.cpp). WEAVE_FUSE_EXPAND_DEPTHWISE=0 turns the pass off (for
+// side-by-side measurements), =all fuses every matching pair (the tests' edge shapes).
+[[nodiscard]] Status fuse_expand_depthwise(Graph& g);
+[[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_expand_depthwise(const KernelSetup& s);
+
 // Layout-free fast kernels (any tensor the reference kernel would take).
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_matmul(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_gemm(const KernelSetup& s);

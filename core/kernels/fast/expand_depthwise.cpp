@@ -1,0 +1,326 @@
+// ExpandDepthwise: a 1x1 expansion convolution and the depthwise convolution that reads it, in
+// one pass over row bands (MobileNet's inverted residual blocks, PP-OCR's and PPLCNet's
+// depthwise-separable stacks). See nhwc.h for the pattern and why.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "core/compiler/graph_edit.h"
+#include "core/kernels/fast/epilogue.h"
+#include "core/kernels/fast/fast_ops.h"
+#include "core/kernels/fast/nhwc.h"
+#include "core/kernels/fast/pack.h"
+#include "core/kernels/ref_util.h"
+#include "core/kernels/spatial.h"
+
+namespace weave::fast {
+namespace {
+
+constexpr const char* kPrefix = "expand_";
+// The expansion GEMM runs on at least about this many pixels per refill of a band, so that
+// narrow images still give the micro-kernel full register tiles.
+constexpr int64_t kMinRefillPixels = 64;
+// Bands (and scratch slices) per node at most: the parallel split is by bands.
+constexpr int64_t kMaxBands = 8;
+// Fused only where it was measured to pay (docs/performance.md): static spatial shapes, so that
+// the rows are known when the pass decides, and at least kMinOutputRows output rows. A band has
+// at least kMinBandRows rows: neighbouring bands both expand the rows their windows share
+// (kernel height - stride per boundary), and a split by rows of a short image is uneven.
+// MobileNet-v2 at 2 threads: 5.75 -> 5.55 ms with its 17 pairs fused. PP-OCR's models have
+// dynamic sizes and stay unfused: their short, wide maps split better by pixels, as the unfused
+// kernels do (rec at 2 threads was 20% slower fused).
+constexpr int64_t kMinOutputRows = 7;
+constexpr int64_t kMinBandRows = 3;
+
+bool nhwc_conv(const Node& n) {
+  return n.op == "Conv" && n.outputs.size() == 1 && n.attrs.get_string("weave_layout") == "NHWC";
+}
+
+bool all_equal(const std::vector<int64_t>& v, int64_t x) {
+  return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
+}
+
+const Value* param_value(const Graph& g, const Node& n, std::size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) return nullptr;
+  const Value& v = g.values[n.inputs[i]];
+  return v.kind == ValueKind::param && v.dtype == DType::float32 ? &v : nullptr;
+}
+
+// A 1x1, stride-1, unpadded, ungrouped NHWC Conv with constant weights (and bias) and no residual.
+bool is_expansion(const Graph& g, const Node& e) {
+  if (!nhwc_conv(e) || e.inputs.size() < 2 || e.inputs.size() > 3) return false;
+  const Value* w = param_value(g, e, 1);
+  if (w == nullptr || w->shape.size() != 4 || w->shape[2] != 1 || w->shape[3] != 1) return false;
+  if (e.inputs.size() == 3 && e.inputs[2] != kNoValue && param_value(g, e, 2) == nullptr) return false;
+  const std::string pad = e.attrs.get_string("auto_pad", "NOTSET");
+  return e.attrs.get_int("group", 1) == 1 && all_equal(e.attrs.get_ints("strides"), 1) &&
+         all_equal(e.attrs.get_ints("dilations"), 1) && all_equal(e.attrs.get_ints("pads"), 0) &&
+         (pad == "NOTSET" || pad == "VALID");
+}
+
+// A depthwise NHWC Conv of `channels` channels with constant weights (and bias) and no residual.
+bool is_depthwise(const Graph& g, const Node& d, int64_t channels) {
+  if (!nhwc_conv(d) || d.inputs.size() < 2 || d.inputs.size() > 3) return false;
+  const Value* w = param_value(g, d, 1);
+  if (w == nullptr || w->shape.size() != 4 || w->shape[0] != channels || w->shape[1] != 1) return false;
+  if (d.inputs.size() == 3 && d.inputs[2] != kNoValue && param_value(g, d, 2) == nullptr) return false;
+  return d.attrs.get_int("group", 1) == channels;
+}
+
+class ExpandDepthwise final : public Kernel {
+ public:
+  ExpandDepthwise(const Ops& ops, WindowAttrs a, Activation act_e, Activation act_d, const Dims& we,
+                  const Dims& wd)
+      : ops_(ops),
+        a_(std::move(a)),
+        act_e_(act_e),
+        act_d_(act_d),
+        Cin_(we[1]),
+        C_(we[0]),
+        KH_(wd[2]),
+        KW_(wd[3]) {
+    const unsigned hw = std::thread::hardware_concurrency();
+    bands_ = std::clamp<int64_t>(hw == 0 ? 1 : hw, 1, kMaxBands);
+  }
+
+  void pack(const float* we, const float* be, const float* wd, const float* bd) {
+    packed_e_ = pack_conv(we, 1, C_, Cin_, 1, ops_.nr, ops_.vec);
+    dw_ = pack_depthwise(wd, C_, KH_ * KW_, ops_.vec, c_pad_);
+    zeros_ = AlignedBuffer(static_cast<std::size_t>(Cin_) * sizeof(float));
+    auto copy = [this](const float* b) {
+      AlignedBuffer out;
+      if (b == nullptr) return out;
+      out = AlignedBuffer(static_cast<std::size_t>(C_) * sizeof(float));
+      std::memcpy(out.data(), b, static_cast<std::size_t>(C_) * sizeof(float));
+      return out;
+    };
+    bias_e_ = copy(be);
+    bias_d_ = copy(bd);
+  }
+
+  void visit_packed(FunctionRef<void(SharedBytes&)> fn) override {
+    fn(packed_e_.data);
+    fn(dw_);
+  }
+  [[nodiscard]] bool packs_input(std::size_t k) const override { return k >= 1 && k <= 4; }
+
+  Status infer(ShapeContext& ctx) const override {
+    const Dims& x = ctx.inputs[0].dims;
+    if (x.rank() != 4) return make_error(ctx.label, ": NHWC input ", ref::dims_str(x), " must have rank 4");
+    if (x[3] != Cin_)
+      return make_error(ctx.label, ": input ", ref::dims_str(x), " (NHWC) has ", x[3],
+                        " channels; the expansion weights expect ", Cin_);
+    auto geo = geometry(x, ctx.label);
+    if (!geo) return geo.error();
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.outputs[0].dims = Dims{x[0], geo->out[0], geo->out[1], C_};
+    const int64_t bands = std::min(bands_, std::max<int64_t>(1, x[0] * geo->out[0] / kMinBandRows));
+    ctx.workspace = static_cast<std::size_t>(bands * slice_floats(*geo)) * sizeof(float);
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    const Dims& xd = ctx.inputs[0].dims;
+    const std::optional<Band> band = band_for(xd);
+    if (!band) return;  // infer() rejected these dims already
+    const Band& b = *band;
+    const int64_t rows = xd[0] * b.OH;
+    const int64_t bands = std::min(
+        {bands_, std::max<int64_t>(1, rows / kMinBandRows), static_cast<int64_t>(ctx.parallel.threads())});
+    const int64_t slice = slice_floats(b.geo);
+    const float* x = ctx.inputs[0].as<float>();
+    float* y = ref::out_f32(ctx, 0);
+    auto* scratch = reinterpret_cast<float*>(ctx.workspace.data());
+    ctx.parallel.for_range(bands, 1, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p)
+        run_band(b, x, y, scratch + p * slice, rows * p / bands, rows * (p + 1) / bands);
+    });
+  }
+
+ private:
+  // What a band needs of the geometry, in one place.
+  struct Band {
+    int64_t IH, IW, OH, OW, SH, DH, PT, span, capacity;
+    WindowGeometry geo;
+  };
+
+  Expected<WindowGeometry> geometry(const Dims& x, const std::string& label) const {
+    const int64_t in[2] = {x[1], x[2]}, k[2] = {KH_, KW_};
+    return forward_geometry(a_, in, k, label);
+  }
+
+  // Input rows one output row reads, and the rows a band's buffer holds: that span plus enough
+  // rows for kMinRefillPixels per refill.
+  static int64_t span_rows(const WindowGeometry& g) { return (g.kernel[0] - 1) * g.dilation[0] + 1; }
+  static int64_t capacity_rows(const WindowGeometry& g) {
+    const int64_t refill = std::max<int64_t>(g.stride[0], (kMinRefillPixels + g.in[1] - 1) / g.in[1]);
+    return span_rows(g) + refill;
+  }
+  int64_t slice_floats(const WindowGeometry& g) const {
+    const int64_t f = capacity_rows(g) * g.in[1] * C_;
+    return (f + 15) / 16 * 16;  // 64-byte aligned slices
+  }
+  std::optional<Band> band_for(const Dims& x) const {
+    auto g = geometry(x, std::string());
+    if (!g) return std::nullopt;
+    return band_shape(*g, x);
+  }
+  static Band band_shape(const WindowGeometry& g, const Dims& x) {
+    return Band{x[1],          x[2],           g.out[0],     g.out[1],         g.stride[0],
+                g.dilation[0], g.pad_begin[0], span_rows(g), capacity_rows(g), g};
+  }
+
+  // Output rows [o0, o1) of the flattened (image, row) range. The buffer holds the expanded
+  // input rows [r0, r1) of the current image; each output row first makes sure the rows its
+  // window reads are there (moving the rows still needed to the front when the buffer is full,
+  // then expanding new rows up to what the band will read), then runs the depthwise kernel on
+  // the buffer as if it were the whole input.
+  void run_band(const Band& b, const float* x, float* y, float* buf, int64_t o0, int64_t o1) const {
+    const SerialParallel& serial = SerialParallel::instance();
+    const int64_t row_floats = b.IW * C_;
+    int64_t image = -1, r0 = 0, r1 = 0, last = 0;
+    for (int64_t o = o0; o < o1; ++o) {
+      const int64_t n = o / b.OH, oh = o % b.OH;
+      if (n != image) {
+        image = n, r0 = r1 = 0;
+        const int64_t last_oh = std::min(o1, (n + 1) * b.OH) - 1 - n * b.OH;
+        last = std::clamp<int64_t>(last_oh * b.SH - b.PT + b.span, 0, b.IH);  // rows this band reads
+      }
+      const int64_t top = oh * b.SH - b.PT;
+      const int64_t lo = std::clamp<int64_t>(top, 0, b.IH), hi = std::clamp<int64_t>(top + b.span, lo, b.IH);
+      if (lo > r1) r0 = r1 = lo;  // rows skipped (stride above the window)
+      if (hi > r0 + b.capacity) {
+        const int64_t keep = r1 - lo;
+        std::memmove(buf, buf + (lo - r0) * row_floats,
+                     static_cast<std::size_t>(keep * row_floats) * sizeof(float));
+        r0 = lo;
+      }
+      if (hi > r1) {
+        const int64_t end = std::min(last, r0 + b.capacity);
+        expand(x + (n * b.IH + r1) * b.IW * Cin_, end - r1, b.IW, buf + (r1 - r0) * row_floats, serial);
+        r1 = end;
+      }
+      DepthwiseArgs a;
+      a.x = buf + (lo - r0) * row_floats;
+      a.N = 1, a.IH = r1 - lo, a.IW = b.IW, a.C = C_;
+      a.y = y + (n * b.OH + oh) * b.OW * C_;
+      a.OH = 1, a.OW = b.OW;
+      a.KH = KH_, a.KW = KW_, a.SH = b.SH, a.SW = b.geo.stride[1], a.DH = b.DH, a.DW = b.geo.dilation[1];
+      a.PT = lo - top, a.PL = b.geo.pad_begin[1];
+      a.w = reinterpret_cast<const float*>(dw_.data());
+      a.c_pad = c_pad_;
+      a.bias = bias_d_.size() > 0 ? reinterpret_cast<const float*>(bias_d_.data()) : nullptr;
+      a.act = act_d_;
+      ops_.depthwise(a, serial);
+    }
+  }
+
+  // The 1x1 expansion of `rows` input rows of width iw into `out` (rows x iw pixels of C_).
+  void expand(const float* x, int64_t rows, int64_t iw, float* out, const Parallel& serial) const {
+    ConvGemmArgs g;
+    g.x = x;
+    g.IH = rows, g.IW = iw;
+    g.ldx = Cin_;
+    g.x_image = rows * iw * Cin_;
+    g.y = out;
+    g.OH = rows, g.OW = iw;
+    g.ldy = C_;
+    g.y_image = rows * iw * C_;
+    g.Cg = Cin_, g.Mg = C_;
+    g.w = packed_e_.floats();
+    g.layout = packed_e_.layout;
+    g.bias = bias_e_.size() > 0 ? reinterpret_cast<const float*>(bias_e_.data()) : nullptr;
+    g.act = act_e_;
+    g.zeros = reinterpret_cast<const float*>(zeros_.data());
+    ops_.conv_gemm(g, serial);
+  }
+
+  const Ops& ops_;
+  WindowAttrs a_;  // the depthwise convolution's window
+  Activation act_e_, act_d_;
+  int64_t Cin_, C_, KH_, KW_;
+  int64_t bands_ = 1;
+  PackedWeights packed_e_;
+  SharedBytes dw_;
+  int64_t c_pad_ = 0;
+  AlignedBuffer bias_e_, bias_d_, zeros_;
+};
+
+}  // namespace
+
+Status fuse_expand_depthwise(Graph& g) {
+  if (ops() == nullptr) return {};
+  const char* env = std::getenv("WEAVE_FUSE_EXPAND_DEPTHWISE");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return {};
+  const bool everywhere = env != nullptr && std::strcmp(env, "all") == 0;
+  const std::vector<int> uses = compiler::use_counts(g);
+  const std::vector<int32_t> prod = compiler::producers(g);
+  std::vector<bool> dead(g.nodes.size(), false);
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    Node& d = g.nodes[i];
+    if (d.inputs.empty()) continue;
+    const int32_t t = d.inputs[0];
+    if (t < 0 || prod[t] < 0 || uses[t] != 1 || compiler::is_graph_output(g, t) || dead[prod[t]]) continue;
+    Node& e = g.nodes[prod[t]];
+    if (!is_expansion(g, e) || !is_depthwise(g, d, g.values[e.inputs[1]].shape[0])) continue;
+    const Shape& mid = g.values[t].shape;             // NHWC [N, H, W, C]
+    const Shape& out = g.values[d.outputs[0]].shape;  // NHWC
+    // Per image: the batch is often dynamic.
+    const bool pays = mid.size() == 4 && out.size() == 4 && shape_is_static(std::span(mid).subspan(1)) &&
+                      shape_is_static(std::span(out).subspan(1)) && out[1] >= kMinOutputRows;
+    if (!pays && !everywhere) continue;
+    Node f;
+    f.op = "ExpandDepthwise";
+    f.inputs = {e.inputs[0], e.inputs[1], e.inputs.size() > 2 ? e.inputs[2] : kNoValue, d.inputs[1],
+                d.inputs.size() > 2 ? d.inputs[2] : kNoValue};
+    f.outputs = d.outputs;
+    f.attrs = d.attrs;
+    for (const auto& [name, v] : e.attrs.items())
+      if (name.rfind("activation", 0) == 0) f.attrs.set(kPrefix + name, v);
+    d = std::move(f);
+    dead[prod[t]] = true;
+    e.inputs.clear();
+    e.outputs.clear();
+  }
+  g.compact(dead);
+  return {};
+}
+
+Expected<std::unique_ptr<Kernel>> make_fast_expand_depthwise(const KernelSetup& s) {
+  const Ops* ops = fast::ops();
+  if (ops == nullptr) return make_error(s.label, ": ExpandDepthwise needs the fast CPU path");
+  if (s.node.inputs.size() != 5 || s.node.outputs.size() != 1)
+    return make_error(s.label, ": ExpandDepthwise takes 5 inputs and gives 1 output");
+  const ConstTensorView* we = ref::constant(s, 1);
+  const ConstTensorView* be = ref::constant(s, 2);
+  const ConstTensorView* wd = ref::constant(s, 3);
+  const ConstTensorView* bd = ref::constant(s, 4);
+  if (we == nullptr || wd == nullptr || we->dtype != DType::float32 || wd->dtype != DType::float32 ||
+      we->dims.rank() != 4 || wd->dims.rank() != 4 || we->dims[2] != 1 || we->dims[3] != 1 ||
+      wd->dims[0] != we->dims[0] || wd->dims[1] != 1)
+    return make_error(s.label,
+                      ": ExpandDepthwise needs constant float weights [C, Cin, 1, 1] and [C, 1, KH, KW]");
+  const int64_t c = we->dims[0];
+  for (const ConstTensorView* b : {be, bd})
+    if (b != nullptr && (b->dtype != DType::float32 || b->numel() != c))
+      return make_error(s.label, ": ExpandDepthwise biases must be constant float [", c, "]");
+  auto a = parse_window_attrs(s.node.attrs, s.label);
+  if (!a) return a.error();
+  if (a->ceil_mode) return make_error(s.label, ": Conv has no ceil_mode");
+  auto act_d = parse_epilogue(s);
+  if (!act_d) return act_d.error();
+  // The expansion's activation, stored under kPrefix, read through the same parser.
+  Node e;
+  for (const auto& [name, v] : s.node.attrs.items())
+    if (name.rfind(kPrefix, 0) == 0) e.attrs.set(name.substr(std::strlen(kPrefix)), v);
+  auto act_e = parse_epilogue(KernelSetup{e, s.label, s.inputs, s.constants, s.opset});
+  if (!act_e) return act_e.error();
+  auto k = std::make_unique<ExpandDepthwise>(*ops, std::move(*a), *act_e, *act_d, we->dims, wd->dims);
+  k->pack(we->as<float>(), be != nullptr ? be->as<float>() : nullptr, wd->as<float>(),
+          bd != nullptr ? bd->as<float>() : nullptr);
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+}  // namespace weave::fast
