@@ -22,9 +22,12 @@ int64_t checked_bytes(std::span<const int64_t> dims, std::size_t elem_size) {
     empty = empty || d == 0;
   }
   if (empty) return 0;
-  int64_t n = static_cast<int64_t>(elem_size);
+  // The element count must fit too, also for an element size of 0 (an untyped value), whose
+  // byte count would otherwise hide an element count that overflows every later numel().
+  int64_t n = 1;
   for (int64_t d : dims)
     if (__builtin_mul_overflow(n, d, &n)) return -1;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(elem_size), &n)) return -1;
   return n;
 }
 

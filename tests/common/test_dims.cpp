@@ -27,3 +27,10 @@ BOOST_AUTO_TEST_CASE(checked_bytes_of_an_empty_tensor_is_zero_whatever_the_other
   BOOST_TEST(checked_bytes(std::vector<int64_t>{0, 7277816997830721538}, 4) == 0);
   BOOST_TEST(checked_bytes(std::vector<int64_t>{0, -1}, 4) == -1);  // still not a shape
 }
+
+// An untyped value (element size 0) of a shape whose element count overflows has no size either:
+// the plan would otherwise take it and every numel() of it after would overflow (fuzz_onnx).
+BOOST_AUTO_TEST_CASE(checked_bytes_refuses_an_overflowing_count_of_zero_size_elements) {
+  BOOST_TEST(checked_bytes(std::vector<int64_t>{1, 2, 4, 2147483647, 2147483647}, 0) == -1);
+  BOOST_TEST(checked_bytes(std::vector<int64_t>{2, 3}, 0) == 0);
+}
