@@ -138,6 +138,10 @@ void check_node(onnx::InferenceContext& ctx, const onnx::OpSchema& schema, const
       if (rank == 0 || axis < -rank || axis >= rank)
         fail_shape_inference(op, ": axis ", axis, " is outside the input's rank ", rank);
     }
+  // MaxUnpool without output_shape copies dim 1 of its indices (input 1) unchecked: a rank-1,
+  // shapeless or untyped indices input read past the end (fuzz_onnx).
+  if (op == "MaxUnpool" && ctx.getNumInputs() == 2 && input_rank(ctx, 0) >= 0 && input_rank(ctx, 1) < 2)
+    fail_shape_inference(op, ": the indices (input 1) need a known shape of rank >= 2");
   // DepthToSpace divides the channels by blocksize * blocksize, which wraps to 0 at 2^32.
   if (op == "DepthToSpace" || op == "SpaceToDepth") check_ints_range(ctx, op, "blocksize", 1, 1 << 16);
   // SplitToSequence takes the remainder of the axis length by a constant scalar split.
