@@ -111,11 +111,12 @@ Status fold_conv_affine(Graph& g) {
         const Node& conv = g.nodes[ci];
         if ((conv.op != "Conv" && conv.op != "ConvTranspose") || dead[ci] || conv.attrs.has("activation"))
           continue;
-        if (conv.inputs.size() > 3) continue;  // a fused residual is added after the bias
-        const ConvShape cs = conv_shape(g, conv);
+        if (conv.inputs.size() > 3) continue;      // a fused residual is added after the bias
+        const ConvShape cs = conv_shape(g, conv);  // m = 0 unless it has weights (2+ inputs)
+        if (cs.m <= 0 || conv.inputs[0] < 0) continue;
         // The output's rank is the data input's (the output value may carry no static shape).
         const Value& in = g.values[conv.inputs[0]];
-        if (cs.m <= 0 || !in.rank_known || in.shape.size() < 3) continue;
+        if (!in.rank_known || in.shape.size() < 3) continue;
         if (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue &&
             (!is_param(g, conv.inputs[2]) || shape_numel(g.values[conv.inputs[2]].shape) != cs.m))
           continue;
