@@ -170,8 +170,11 @@ class FlattenKernel final : public ReshapeLike {
     const int64_t a = axis_ < 0 ? axis_ + in.rank() : axis_;
     if (a < 0 || a > in.rank())
       return make_error(ctx.label, ": axis ", axis_, " is out of range for shape ", dims_str(in));
+    // Checked: an empty input may have other dims whose product overflows (fuzz_onnx, UBSan).
     int64_t outer = 1, inner = 1;
-    for (int i = 0; i < in.rank(); ++i) (i < a ? outer : inner) *= in[i];
+    for (int i = 0; i < in.rank(); ++i)
+      if (int64_t& side = i < a ? outer : inner; __builtin_mul_overflow(side, in[i], &side))
+        return make_error(ctx.label, ": flattening ", dims_str(in), " at axis ", a, " overflows int64");
     return Dims{outer, inner};
   }
 
