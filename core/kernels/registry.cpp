@@ -61,21 +61,38 @@ bool KernelRegistry::supports(std::string_view op) const {
   return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.op == op; });
 }
 
-Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setup, std::string* impl) const {
-  // Every operator has at least one output, and kernels rely on it (fuzz_onnx: a ConstantOfShape
-  // with none read past its outputs).
+namespace {
+
+// Every operator has at least one output, and kernels rely on it (fuzz_onnx: a ConstantOfShape
+// with none read past its outputs).
+Status check_outputs(const KernelSetup& setup) {
   if (setup.node.outputs.empty())
     return make_error(setup.label, ": a '", setup.node.op, "' node needs an output");
+  return {};
+}
+
+// One factory's answer: a kernel (carrying the float inputs its factory marked), nullptr when it
+// declines, or its error in the node's context.
+Expected<std::unique_ptr<Kernel>> try_factory(const KernelFactory& factory, const KernelSetup& setup) {
+  setup.float_inputs = 0;
+  auto k = factory(setup);
+  if (!k) return k.error().context(setup.label);
+  if (*k) (*k)->set_float_inputs(setup.float_inputs);
+  return k;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setup, std::string* impl) const {
+  WEAVE_TRY(check_outputs(setup));
   bool any = false;
   for (const Entry& e : entries_) {
     if (e.op != setup.node.op) continue;
     any = true;
-    setup.float_inputs = 0;
-    auto k = e.factory(setup);
-    if (!k) return k.error().context(setup.label);
+    auto k = try_factory(e.factory, setup);
+    if (!k) return k.error();
     if (*k) {
       if (impl != nullptr) *impl = e.impl;
-      (*k)->set_float_inputs(setup.float_inputs);
       return std::move(*k);
     }
   }
@@ -85,17 +102,11 @@ Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setu
 
 Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setup,
                                                          std::string_view impl) const {
-  if (setup.node.outputs.empty())
-    return make_error(setup.label, ": a '", setup.node.op, "' node needs an output");
+  WEAVE_TRY(check_outputs(setup));
   for (const Entry& e : entries_) {
     if (e.op != setup.node.op || e.impl != impl) continue;
-    setup.float_inputs = 0;
-    auto k = e.factory(setup);
-    if (!k) return k.error().context(setup.label);
-    if (*k) {
-      (*k)->set_float_inputs(setup.float_inputs);
-      return std::move(*k);
-    }
+    auto k = try_factory(e.factory, setup);
+    if (!k || *k) return k;
   }
   return make_error(setup.label, ": no '", impl, "' kernel for '", setup.node.op, "'");
 }

@@ -1,6 +1,6 @@
 // ExpandDepthwise: a 1x1 expansion convolution and the depthwise convolution that reads it, in
-// one pass over row bands (MobileNet's inverted residual blocks, PP-OCR's and PPLCNet's
-// depthwise-separable stacks). See nhwc.h for the pattern and why.
+// one pass over row bands (MobileNet's inverted residual blocks). See nhwc.h for the pattern and
+// why.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -28,9 +28,9 @@ constexpr int64_t kMaxBands = 8;
 // the rows are known when the pass decides, and at least kMinOutputRows output rows. A band has
 // at least kMinBandRows rows: neighbouring bands both expand the rows their windows share
 // (kernel height - stride per boundary), and a split by rows of a short image is uneven.
-// MobileNet-v2 at 2 threads: 5.75 -> 5.55 ms with its 17 pairs fused. PP-OCR's models have
-// dynamic sizes and stay unfused: their short, wide maps split better by pixels, as the unfused
-// kernels do (rec at 2 threads was 20% slower fused).
+// MobileNet-v2 at 2 threads (16 pairs fused): 6.03 -> 5.90 ms median, 1 thread unchanged. PP-OCR's models
+// have dynamic sizes and stay unfused: their short, wide maps split better by pixels, as the unfused kernels
+// do (rec at 2 threads was 20% slower fused).
 constexpr int64_t kMinOutputRows = 7;
 constexpr int64_t kMinBandRows = 3;
 
@@ -116,8 +116,8 @@ class ExpandDepthwise final : public Kernel {
     if (!geo) return geo.error();
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = Dims{x[0], geo->out[0], geo->out[1], C_};
-    const int64_t bands = std::min(bands_, std::max<int64_t>(1, x[0] * geo->out[0] / kMinBandRows));
-    ctx.workspace = static_cast<std::size_t>(bands * slice_floats(*geo)) * sizeof(float);
+    ctx.workspace =
+        static_cast<std::size_t>(bands(x[0] * geo->out[0], bands_) * slice_floats(*geo)) * sizeof(float);
     return {};
   }
 
@@ -127,15 +127,15 @@ class ExpandDepthwise final : public Kernel {
     if (!band) return;  // infer() rejected these dims already
     const Band& b = *band;
     const int64_t rows = xd[0] * b.OH;
-    const int64_t bands = std::min(
-        {bands_, std::max<int64_t>(1, rows / kMinBandRows), static_cast<int64_t>(ctx.parallel.threads())});
+    // infer() planned a slice for each of bands(rows, bands_); threads() may give fewer.
+    const int64_t n_bands = bands(rows, std::min<int64_t>(bands_, ctx.parallel.threads()));
     const int64_t slice = slice_floats(b.geo);
     const float* x = ctx.inputs[0].as<float>();
     float* y = ref::out_f32(ctx, 0);
     auto* scratch = reinterpret_cast<float*>(ctx.workspace.data());
-    ctx.parallel.for_range(bands, 1, [&](int64_t p0, int64_t p1) {
+    ctx.parallel.for_range(n_bands, 1, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p)
-        run_band(b, x, y, scratch + p * slice, rows * p / bands, rows * (p + 1) / bands);
+        run_band(b, x, y, scratch + p * slice, rows * p / n_bands, rows * (p + 1) / n_bands);
     });
   }
 
@@ -149,6 +149,11 @@ class ExpandDepthwise final : public Kernel {
   Expected<WindowGeometry> geometry(const Dims& x, const std::string& label) const {
     const int64_t in[2] = {x[1], x[2]}, k[2] = {KH_, KW_};
     return forward_geometry(a_, in, k, label);
+  }
+
+  // Bands for `rows` output rows (images x rows), at most `most`, each of kMinBandRows or more.
+  static int64_t bands(int64_t rows, int64_t most) {
+    return std::clamp<int64_t>(rows / kMinBandRows, 1, std::max<int64_t>(1, most));
   }
 
   // Input rows one output row reads, and the rows a band's buffer holds: that span plus enough
