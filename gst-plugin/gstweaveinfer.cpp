@@ -580,7 +580,10 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
     case GST_EVENT_STREAM_START:
     case GST_EVENT_SEGMENT:
     default:
-      if (!GST_EVENT_IS_SERIALIZED(event)) return gst_pad_event_default(pad, parent, event);
+      // (gst_event_type_get_flags rather than GST_EVENT_IS_SERIALIZED: the macro mixes two enum
+      // types, deprecated in C++20.)
+      if (!(gst_event_type_get_flags(GST_EVENT_TYPE(event)) & GST_EVENT_TYPE_SERIALIZED))
+        return gst_pad_event_default(pad, parent, event);
       // Stream-level events of a multi-input model come from its first input only.
       if (index != 0) {
         gst_event_unref(event);
@@ -914,7 +917,9 @@ static void handle_control(GstWeaveInfer* self, Control& item) {
   GstEvent* ev = item.event.get();
   if (GST_EVENT_TYPE(ev) == GST_EVENT_STREAM_START) {
     ensure_stream_start(self, ev);
-  } else if ((GST_EVENT_IS_STICKY(ev) || GST_EVENT_TYPE(ev) == GST_EVENT_GAP) && !src_caps_known(impl)) {
+  } else if (((gst_event_type_get_flags(GST_EVENT_TYPE(ev)) & GST_EVENT_TYPE_STICKY) ||
+              GST_EVENT_TYPE(ev) == GST_EVENT_GAP) &&
+             !src_caps_known(impl)) {
     // A gap keeps its place behind the segment it belongs to.
     impl->held.push_back(std::move(item.event));
   } else if (GST_EVENT_TYPE(ev) == GST_EVENT_GAP) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/common/buffer.h"
 #include "core/kernels/kernel_util.h"
 #include "core/kernels/registry.h"
 
@@ -53,7 +54,9 @@ class LossKernel final : public Kernel {
       ctx.outputs[1].dims = x;
     }
     // Per-element losses and weights before the reduction.
-    ctx.workspace = softmax_ ? static_cast<std::size_t>(x.numel()) * dtype_size(t) : 0;
+    // The doubles start 8-byte aligned after the log-softmax values (an odd count of floats).
+    ctx.workspace =
+        softmax_ ? align_up(static_cast<std::size_t>(x.numel()) * dtype_size(t), sizeof(double)) : 0;
     ctx.workspace += 2 * static_cast<std::size_t>(y.numel()) * sizeof(double);
     return {};
   }
@@ -82,7 +85,7 @@ class LossKernel final : public Kernel {
       // log-softmax over axis 1 into the log_prob output, or into the workspace.
       T* lp = ctx.outputs.size() > 1 && ctx.outputs[1].present() ? ctx.outputs[1].as<T>()
                                                                  : reinterpret_cast<T*>(ws);
-      ws += static_cast<std::size_t>(x.numel()) * sizeof(T);
+      ws += align_up(static_cast<std::size_t>(x.numel()) * sizeof(T), sizeof(double));
       log_softmax(input, lp, N, C, D);
       input = lp;
     }

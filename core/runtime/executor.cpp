@@ -189,10 +189,12 @@ const std::byte* Executor::stage_base(int32_t stage) const {
 ConstTensorView Executor::slot_view(const ShapePlan& plan, int32_t v) const {
   const ValueSlot& s = plan.slots[v];
   // Bound buffers stand for values the run writes (or reads as inputs): arena values only.
-  const void* data = s.kind != SlotKind::arena  ? s.data
-                     : value_ptr_[v] != nullptr ? value_ptr_[v]
-                                                : static_cast<const void*>(stage_base(s.stage) + s.offset);
-  return ConstTensorView{data, s.dtype, s.dims};
+  if (s.kind != SlotKind::arena) return ConstTensorView{s.data, s.dtype, s.dims};
+  if (value_ptr_[v] != nullptr) return ConstTensorView{value_ptr_[v], s.dtype, s.dims};
+  // A lending executor has no arena before its first run leases one: its views stay null until
+  // run() re-points them at the lease.
+  const std::byte* base = stage_base(s.stage);
+  return ConstTensorView{base != nullptr ? base + s.offset : nullptr, s.dtype, s.dims};
 }
 
 void Executor::StepViews::reserve(const ShapePlan& plan) {

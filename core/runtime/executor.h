@@ -197,7 +197,6 @@ class Executor {
   // and only grown, so switching shapes within the bound does not allocate again.
   std::vector<AlignedBuffer> park_;
   std::vector<Dims> park_dims_;
-  bool replan_ = false;  // some pending dims differ from the plan's
   // Plans this executor used, most recent last: switching back to one is a lookup.
   std::vector<std::shared_ptr<const ShapePlan>> seen_plans_;
   // Zero-copy bindings: per input / output; a view with dtype undefined is unbound.
