@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of fuzz/ (clang-16, ASan + UBSan, -Dfuzzing=true) in build-fuzz/,
+# Builds the libFuzzer targets of fuzz/ in the sanitizer build (build-asan/, configured by
+# scripts/asan_setup.sh: clang-16, ASan + UBSan, -Dfuzzing=true; shared with scripts/asan.sh),
 # makes the seed corpora from the test models, and runs each fuzzer for a while. Any crash,
 # sanitizer report, leak, timeout or out-of-memory fails the run; the input that caused it is
-# saved as build-fuzz/crashes/<target>-<kind>-<hash> (reproduce: build-fuzz/fuzz/<target> FILE).
+# saved as build-asan/crashes/<target>-<kind>-<hash> (reproduce: build-asan/fuzz/<target> FILE).
 #
 #   bash scripts/fuzz.sh                         # every target, FUZZ_SECONDS each (default 60)
 #   FUZZ_SECONDS=3600 bash scripts/fuzz.sh       # the long run (docs/reliability.md)
 #   bash scripts/fuzz.sh fuzz_onnx fuzz_npy      # some targets only
 #   FUZZ_RUNS=1000000 FUZZ_SECONDS=14400 bash scripts/fuzz.sh   # 10^6 executions each (long run)
 #
-# Environment: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_SECONDS, FUZZ_RUNS (stop a target
+# Environment: FUZZ_BUILD_DIR (default build-asan), FUZZ_SECONDS, FUZZ_RUNS (stop a target
 # after this many executions, whichever of the two comes first; default: time only), FUZZ_JOBS
 # (fuzzers run at once, default 1; CI uses 2), FUZZ_RSS_MB (per-process memory limit, default
 # 2048), FUZZ_LOGS (logs directory, default $FUZZ_BUILD_DIR/logs), FUZZ_SEED (libFuzzer's random
@@ -21,7 +22,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-dir=${FUZZ_BUILD_DIR:-build-fuzz}
+dir=${FUZZ_BUILD_DIR:-build-asan}
 seconds=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-1}
 rss=${FUZZ_RSS_MB:-2048}
@@ -31,10 +32,7 @@ all=(fuzz_artifact fuzz_onnx fuzz_npy fuzz_caps fuzz_shape_text fuzz_codecs)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 
-if [ ! -f "$dir/build.ninja" ]; then
-  CC=clang-16 CXX=clang++-16 meson setup "$dir" --buildtype=debugoptimized -Dfuzzing=true \
-    -Db_sanitize=address,undefined -Db_lundef=false -Dtests=disabled -Dtools=disabled >/dev/null
-fi
+bash scripts/asan_setup.sh "$dir"
 ninja -C "$dir" -j"${FUZZ_BUILD_JOBS:-1}" fuzz/make_fuzz_seeds $(printf 'fuzz/%s ' "${targets[@]}")
 
 # Seeds: generated every run (cheap), from the project's own scripts and test models.

@@ -25,7 +25,8 @@ sanitize=$(meson introspect "$dir" --buildoptions | /usr/bin/python3 -c \
   'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "b_sanitize"))')
 if [ "$sanitize" != none ]; then
   export GST_REGISTRY_FORK=no SOAK_MAX_SLOPE_MB=${SOAK_MAX_SLOPE_MB:-1000000}
-  export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_odr_violation=0:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
+  # fast_unwind_on_malloc=0: complete stacks through GLib, which the suppressions match on.
+  export ASAN_OPTIONS="fast_unwind_on_malloc=0:detect_leaks=1:halt_on_error=1:detect_odr_violation=0:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
   export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
 fi
