@@ -446,10 +446,22 @@ int main(int argc, char** argv) {
     // Non-leaky: nothing may be dropped, not even sets of a two-input model whose inputs drift.
     if (dropped != 0) fail(c->name + ": frames-dropped " + std::to_string(dropped));
   }
-  std::vector<std::pair<double, double>> after;
-  for (auto [t, m] : rss)
+  std::vector<std::pair<double, double>> after, churn1, churn2, steady;
+  for (auto [t, m] : rss) {
     if (t >= 0.2 * seconds) after.emplace_back(t, m);
+    if (t >= 0.2 * seconds && t < 0.4 * seconds) churn1.emplace_back(t, m);
+    if (t >= 0.4 * seconds && t < 0.6 * seconds) churn2.emplace_back(t, m);
+    if (t >= 0.6 * seconds) steady.emplace_back(t, m);
+  }
   const double mb_per_10min = slope(after) * 600.0;
+  auto phase = [](const char* what, const std::vector<std::pair<double, double>>& v) {
+    if (v.empty()) return;
+    std::printf("RSS %s: %.1f MB at %.0f s, %.1f MB at %.0f s; slope %.3f MB per 10 min\n", what,
+                v.front().second, v.front().first, v.back().second, v.back().first, slope(v) * 600.0);
+  };
+  phase("while elements come and go, first half (20-40%)", churn1);
+  phase("while elements come and go, second half (40-60%)", churn2);
+  phase("steady (60-100%)", steady);
   std::printf(
       "buffers out: %llu in %.0f s; state changes: %d pauses, %d flushing seeks, %d branches added, "
       "%d removed\n",
