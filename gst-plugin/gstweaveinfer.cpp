@@ -239,6 +239,11 @@ static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src_%s", GST_PAD_SRC, GST_PAD_SOMETIMES, GST_STATIC_CAPS("tensor/x-raw"));
 
 static GstFlowReturn weave_infer_chain(GstPad* pad, GstObject* parent, GstBuffer* buffer);
+// GST_EVENT_IS_SERIALIZED / GST_EVENT_IS_STICKY mix two enum types, deprecated in C++20.
+static bool event_has_flag(GstEvent* event, GstEventTypeFlags flag) {
+  return (gst_event_type_get_flags(GST_EVENT_TYPE(event)) & flag) != 0;
+}
+
 static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent* event);
 static gboolean weave_infer_sink_query(GstPad* pad, GstObject* parent, GstQuery* query);
 static gboolean weave_infer_src_event(GstPad* pad, GstObject* parent, GstEvent* event);
@@ -580,10 +585,7 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
     case GST_EVENT_STREAM_START:
     case GST_EVENT_SEGMENT:
     default:
-      // (gst_event_type_get_flags rather than GST_EVENT_IS_SERIALIZED: the macro mixes two enum
-      // types, deprecated in C++20.)
-      if (!(gst_event_type_get_flags(GST_EVENT_TYPE(event)) & GST_EVENT_TYPE_SERIALIZED))
-        return gst_pad_event_default(pad, parent, event);
+      if (!event_has_flag(event, GST_EVENT_TYPE_SERIALIZED)) return gst_pad_event_default(pad, parent, event);
       // Stream-level events of a multi-input model come from its first input only.
       if (index != 0) {
         gst_event_unref(event);
@@ -917,8 +919,7 @@ static void handle_control(GstWeaveInfer* self, Control& item) {
   GstEvent* ev = item.event.get();
   if (GST_EVENT_TYPE(ev) == GST_EVENT_STREAM_START) {
     ensure_stream_start(self, ev);
-  } else if (((gst_event_type_get_flags(GST_EVENT_TYPE(ev)) & GST_EVENT_TYPE_STICKY) ||
-              GST_EVENT_TYPE(ev) == GST_EVENT_GAP) &&
+  } else if ((event_has_flag(ev, GST_EVENT_TYPE_STICKY) || GST_EVENT_TYPE(ev) == GST_EVENT_GAP) &&
              !src_caps_known(impl)) {
     // A gap keeps its place behind the segment it belongs to.
     impl->held.push_back(std::move(item.event));

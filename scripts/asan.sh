@@ -10,8 +10,9 @@
 #   ASAN_BUILD_DIR=/tmp/a bash scripts/asan.sh
 #
 # GStreamer programs that are not ours (gst-launch-1.0, gst-inspect-1.0) load the instrumented
-# plugin: a wrapper on PATH preloads the ASan runtime for them. Plugins are scanned in-process (GST_REGISTRY_FORK=no) for the same reason. Leaks inside
-# system libraries are suppressed in scripts/lsan.supp, each entry with its reason.
+# plugin: a wrapper on PATH preloads the ASan runtime for them (clang links it statically into
+# our own programs only). Plugins are scanned in-process (GST_REGISTRY_FORK=no) for the same
+# reason. Leaks inside system libraries are suppressed in scripts/lsan.supp, each with its reason.
 # allocator_may_return_null=1: a malloc the system refuses (the fault tests plan a bound of
 # hundreds of GiB) returns null as in a release build, which the code turns into an error; ASan
 # would abort there otherwise.
@@ -23,8 +24,6 @@ bash scripts/asan_setup.sh "$dir"
 # What the tests need (and the soak), not the benchmarks: the ASan build is the slow part.
 ninja -C "$dir" -j"${ASAN_JOBS:-2}" meson-test-prereq tests/soak/soak
 
-# clang links the ASan runtime statically into our executables; a program that is not ours
-# loads the instrumented plugin, so it gets the shared runtime preloaded.
 libasan=$(clang++-16 -print-file-name=libclang_rt.asan-x86_64.so)
 wrap="$root/$dir/asan-bin"
 mkdir -p "$wrap"
