@@ -52,7 +52,17 @@ struct Counter {
   std::atomic<uint64_t> in_at_flush[2] = {0, 0};
   std::atomic<uint64_t> out_at_flush{0};
   std::atomic<uint64_t> flushes{0};
-  GstElement* element = nullptr;  // a reference, for frames-dropped at the end
+  // A reference until the element's frames-dropped is read: at the end of the run, or when its
+  // branch is removed (keeping removed elements alive would itself make RSS grow).
+  GstElement* element = nullptr;
+  guint64 dropped = 0;
+
+  void release() {
+    if (element == nullptr) return;
+    g_object_get(element, "frames-dropped", &dropped, nullptr);
+    gst_object_unref(element);
+    element = nullptr;
+  }
 
   uint64_t new_in() const {
     uint64_t n = in[0] - in_at_flush[0];
@@ -254,6 +264,7 @@ bool remove_branch(Soak& s, Branch& b) {
     gst_element_set_state(e, GST_STATE_NULL);
     gst_bin_remove(GST_BIN(s.pipeline), e);
   }
+  b.counter->release();
   return true;
 }
 
@@ -430,9 +441,8 @@ int main(int argc, char** argv) {
   uint64_t total = 0;
   for (const auto& c : g_counters) {
     const uint64_t in = c->new_in(), out = c->new_out();
-    guint64 dropped = 0;
-    g_object_get(c->element, "frames-dropped", &dropped, nullptr);
-    gst_object_unref(c->element);
+    c->release();
+    const guint64 dropped = c->dropped;
     total += c->out;
     std::printf("%-8s %9llu %9llu %9lld %8llu %8llu\n", c->name.c_str(), static_cast<unsigned long long>(in),
                 static_cast<unsigned long long>(out),

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <latch>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -278,10 +279,14 @@ BOOST_AUTO_TEST_CASE(four_executors_capped_at_two_on_a_budget_of_two_compute_on_
   auto f = probe_factory(8, 300);
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
+  // All four start together (on a loaded machine a thread may otherwise be created after the
+  // others are done), and run on until two were seen computing at once or 100 runs.
+  std::latch start(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       Executor ex = make_executor(f, 2);
-      for (int r = 0; r < 15; ++r)
+      start.arrive_and_wait();
+      for (int r = 0; r < 15 || (r < 100 && g_peak.load() < 2); ++r)
         if (!run_and_check(ex, static_cast<float>(100 * t + r))) ++wrong;
     });
   }
@@ -301,10 +306,14 @@ BOOST_AUTO_TEST_CASE(a_larger_budget_lets_more_executors_compute_at_once) {
   auto f = probe_factory(8, 300);
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
+  // Started together and run until three were seen at once (or 100 runs): the check must not
+  // depend on how soon a loaded machine schedules each new thread.
+  std::latch start(4);
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&] {
       Executor ex = make_executor(f, 1);
-      for (int r = 0; r < 10; ++r)
+      start.arrive_and_wait();
+      for (int r = 0; r < 10 || (r < 100 && g_peak.load() < 3); ++r)
         if (!run_and_check(ex, static_cast<float>(r))) ++wrong;
     });
   for (auto& t : threads) t.join();
