@@ -372,6 +372,33 @@ BOOST_AUTO_TEST_CASE(a_run_waits_for_a_slot_and_a_shrink_is_honoured) {
   BOOST_TEST(ThreadBudget::global().busy() == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_grown_budget_hands_its_new_slots_to_the_waiting_threads) {
+  // Waiting threads are handed a slot by whoever frees one, here set_threads(): each of the
+  // queued threads must get in without any slot being given back.
+  set_budget(1);
+  std::optional<ComputeToken> mine;
+  mine.emplace();
+  std::atomic<int> inside{0};
+  std::atomic<bool> leave{false};
+  std::vector<std::thread> waiting;
+  for (int i = 0; i < 3; ++i)
+    waiting.emplace_back([&] {
+      ComputeToken t;
+      ++inside;
+      while (!leave) std::this_thread::sleep_for(1ms);
+    });
+  std::this_thread::sleep_for(50ms);
+  BOOST_TEST(inside.load() == 0);  // the one slot is held by this thread
+  set_budget(4);
+  for (int i = 0; i < 2000 && inside.load() < 3; ++i) std::this_thread::sleep_for(5ms);
+  BOOST_TEST(inside.load() == 3);
+  BOOST_TEST(ThreadBudget::global().busy() == 4);
+  leave = true;
+  for (auto& t : waiting) t.join();
+  mine.reset();
+  BOOST_TEST(ThreadBudget::global().busy() == 0);
+}
+
 // ------------------------------------------------------------------ nesting: no deadlock
 
 BOOST_AUTO_TEST_CASE(executors_run_from_chunks_do_not_deadlock) {
