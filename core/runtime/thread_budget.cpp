@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/common/buffer.h"
+#include "core/runtime/cpu_spread.h"
 #include "core/runtime/spin.h"
 
 namespace weave {
@@ -518,13 +519,18 @@ SlotArena::~SlotArena() {
 
 ComputeToken::ComputeToken() {
   if (t_depth++ > 0) return;
-  ThreadBudget::global().impl_->acquire();
+  ThreadBudget& budget = ThreadBudget::global();
+  budget.impl_->acquire();
   owner_ = true;
+  // With one slot there is no other holder to keep apart from.
+  pinned_ = budget.threads() > 1 && CpuSpread::pin_current_thread();
 }
 
 ComputeToken::~ComputeToken() {
   --t_depth;
-  if (owner_) ThreadBudget::global().impl_->release();
+  if (!owner_) return;
+  if (pinned_) CpuSpread::unpin_current_thread();
+  ThreadBudget::global().impl_->release();
 }
 
 bool ComputeToken::held() {

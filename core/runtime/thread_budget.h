@@ -6,6 +6,7 @@
 //  - Executor::run() holds one slot for its calling thread for the whole inference
 //    (ComputeToken). When all B slots are taken it waits, first come first served, so at most
 //    B inferences compute at once and each waiting one starts as soon as a slot frees up.
+//    While it holds the slot the thread is pinned to a CPU no other holder is on (cpu_spread.h).
 //  - A kernel's for_range() (through parallel(cap)) borrows up to cap - 1 more slots, each with
 //    one of the budget's B - 1 worker threads, without ever waiting: it takes what is idle right
 //    now and runs the rest of the chunks itself. A thread waiting for a whole inference has
@@ -136,7 +137,8 @@ class SlotArena {
 };
 
 // Holds one compute slot of the global budget for the calling thread while in scope, waiting
-// for one if needed. Re-entrant: a thread that already holds a slot (an outer token, or a
+// for one if needed, and keeps the thread on a CPU no other slot holder is on meanwhile
+// (core/runtime/cpu_spread.h). Re-entrant: a thread that already holds a slot (an outer token, or a
 // worker running chunks for a slot holder) just keeps it. Strictly scoped: not copyable or
 // movable, destroyed on the thread that made it.
 class ComputeToken {
@@ -151,6 +153,7 @@ class ComputeToken {
 
  private:
   bool owner_ = false;
+  bool pinned_ = false;  // to a CPU of its own while it holds the slot (cpu_spread.h)
 };
 
 // Marks the calling thread as running chunks of a parallel job for the duration of the scope:

@@ -6,6 +6,8 @@
 // the threads computing at this moment: its calling thread for the whole run(), and every other
 // thread while it runs one of the kernel's for_range chunks.
 #define BOOST_TEST_MODULE threads
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <boost/test/unit_test.hpp>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "core/kernels/registry.h"
+#include "core/runtime/cpu_spread.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/factory.h"
 #include "core/runtime/thread_budget.h"
@@ -397,6 +400,100 @@ BOOST_AUTO_TEST_CASE(a_grown_budget_hands_its_new_slots_to_the_waiting_threads) 
   for (auto& t : waiting) t.join();
   mine.reset();
   BOOST_TEST(ThreadBudget::global().busy() == 0);
+}
+
+// ------------------------------------------------------------------ slot holders on their own CPUs
+
+namespace {
+
+cpu_set_t my_mask() {
+  cpu_set_t m;
+  CPU_ZERO(&m);
+  BOOST_TEST_REQUIRE(sched_getaffinity(0, sizeof m, &m) == 0);
+  return m;
+}
+
+int pinned_total() {
+  int n = 0;
+  for (int c = 0; c < CPU_SETSIZE; ++c) n += CpuSpread::pinned_on(c);
+  return n;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(slot_holders_compute_on_different_cpus_and_get_their_mask_back) {
+  const cpu_set_t before = my_mask();
+  if (CPU_COUNT(&before) < 2) {
+    BOOST_TEST_MESSAGE("one CPU allowed: nothing to spread");
+    return;
+  }
+  set_budget(2);
+  CpuSpread::set_enabled(true);  // whatever WEAVE_PIN_SLOTS says
+  int cpu[2] = {-1, -1};
+  cpu_set_t held[2], after[2];
+  std::latch both_in(2), both_seen(2);
+  auto holder = [&](int i) {
+    const cpu_set_t mine = my_mask();
+    {
+      ComputeToken t;
+      both_in.arrive_and_wait();
+      cpu[i] = sched_getcpu();
+      held[i] = my_mask();
+      both_seen.arrive_and_wait();
+    }
+    after[i] = my_mask();
+    BOOST_TEST(CPU_EQUAL(&after[i], &mine));  // the thread's own mask is back
+  };
+  std::thread a(holder, 0), b(holder, 1);
+  a.join();
+  b.join();
+  BOOST_TEST(CPU_COUNT(&held[0]) == 1);
+  BOOST_TEST(CPU_COUNT(&held[1]) == 1);
+  BOOST_TEST(!CPU_EQUAL(&held[0], &held[1]));
+  BOOST_TEST(cpu[0] != cpu[1]);
+  BOOST_TEST(CPU_ISSET(cpu[0], &held[0]));
+  BOOST_TEST(CPU_ISSET(cpu[1], &held[1]));
+  BOOST_TEST(pinned_total() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(nothing_is_pinned_with_one_slot_one_allowed_cpu_or_pinning_off) {
+  const cpu_set_t before = my_mask();
+  if (CPU_COUNT(&before) < 2) {
+    BOOST_TEST_MESSAGE("one CPU allowed: nothing to spread");
+    return;
+  }
+  auto mask_while_holding = [] {
+    ComputeToken t;
+    return my_mask();
+  };
+  set_budget(1);
+  cpu_set_t m = mask_while_holding();
+  BOOST_TEST(CPU_EQUAL(&m, &before));
+
+  set_budget(2);
+  CpuSpread::set_enabled(false);
+  m = mask_while_holding();
+  BOOST_TEST(CPU_EQUAL(&m, &before));
+  CpuSpread::set_enabled(true);
+
+  // A thread the application keeps on one CPU stays there.
+  int first = -1;
+  for (int c = 0; c < CPU_SETSIZE && first < 0; ++c)
+    if (CPU_ISSET(c, &before)) first = c;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  BOOST_TEST_REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+  m = mask_while_holding();
+  BOOST_TEST(CPU_EQUAL(&m, &one));
+  BOOST_TEST_REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
+
+  // And with pinning on, a holder is pinned while it holds the slot only.
+  m = mask_while_holding();
+  BOOST_TEST(CPU_COUNT(&m) == 1);
+  m = my_mask();
+  BOOST_TEST(CPU_EQUAL(&m, &before));
+  BOOST_TEST(pinned_total() == 0);
 }
 
 // ------------------------------------------------------------------ nesting: no deadlock
