@@ -429,24 +429,26 @@ BOOST_AUTO_TEST_CASE(slot_holders_compute_on_different_cpus_and_get_their_mask_b
   }
   set_budget(2);
   CpuSpread::set_enabled(true);  // whatever WEAVE_PIN_SLOTS says
+  // Boost.Test is not thread-safe: the threads only record, the test thread checks.
   int cpu[2] = {-1, -1};
-  cpu_set_t held[2], after[2];
+  cpu_set_t mine[2], held[2], after[2];
   std::latch both_in(2), both_seen(2);
   auto holder = [&](int i) {
-    const cpu_set_t mine = my_mask();
+    sched_getaffinity(0, sizeof mine[i], &mine[i]);
     {
       ComputeToken t;
       both_in.arrive_and_wait();
       cpu[i] = sched_getcpu();
-      held[i] = my_mask();
+      sched_getaffinity(0, sizeof held[i], &held[i]);
       both_seen.arrive_and_wait();
     }
-    after[i] = my_mask();
-    BOOST_TEST(CPU_EQUAL(&after[i], &mine));  // the thread's own mask is back
+    sched_getaffinity(0, sizeof after[i], &after[i]);
   };
   std::thread a(holder, 0), b(holder, 1);
   a.join();
   b.join();
+  BOOST_TEST(CPU_EQUAL(&after[0], &mine[0]));  // each thread's own mask is back
+  BOOST_TEST(CPU_EQUAL(&after[1], &mine[1]));
   BOOST_TEST(CPU_COUNT(&held[0]) == 1);
   BOOST_TEST(CPU_COUNT(&held[1]) == 1);
   BOOST_TEST(!CPU_EQUAL(&held[0], &held[1]));
