@@ -196,14 +196,14 @@ BOOST_AUTO_TEST_CASE(conv_grouped_matches_reference) {
 BOOST_AUTO_TEST_CASE(pools_match_reference) {
   if (!have_fast()) return;
   Rng r;
-  for (int i = 0; i < 60; ++i) {
+  for (int i = 0; i < 100; ++i) {
     KernelCase kc;
     const int kind = i % 4;
     kc.op = kind == 0   ? "MaxPool"
             : kind == 1 ? "AveragePool"
             : kind == 2 ? "GlobalAveragePool"
                         : "GlobalMaxPool";
-    const int64_t c = r.pick({1, 3, 8, 13, 16, 40, 64}), k = r.pick({2, 3, 5});
+    const int64_t c = r.pick({1, 3, 8, 13, 16, 40, 64, 70, 100}), k = r.pick({2, 3, 5});
     const bool dilate = kind == 0 && r.g() % 3 == 0;
     const int64_t eff = dilate ? 2 * k - 1 : k;
     const int64_t h = r.range(eff, 19), w = r.range(eff, 21), s = r.pick({1, 2, 3});

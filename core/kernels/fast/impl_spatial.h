@@ -218,6 +218,40 @@ inline void depthwise(const DepthwiseArgs& a, const Parallel& par) {
   });
 }
 
+// NV vectors of channels from c (the last one masked when c1 - c < NV * W) of one output pixel:
+// the max or the scaled sum over taps [khl, khh) x [kwl, kwh) of the window at (ih0, iw0).
+template <int NV, bool Max>
+__attribute__((always_inline)) inline void pool_vectors(const PoolArgs& a, const float* x, int64_t ih0,
+                                                        int64_t iw0, int64_t khl, int64_t khh, int64_t kwl,
+                                                        int64_t kwh, int64_t c, int64_t c1, V scale,
+                                                        float* y) {
+  const int64_t left = c1 - c;  // >= NV * W when NV > 1
+  const auto m = Simd::mask(left);
+  V acc[NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v)
+    acc[v] = Max ? Simd::set1(-std::numeric_limits<float>::infinity()) : Simd::zero();
+  for (int64_t kh = khl; kh < khh; ++kh) {
+    const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
+    for (int64_t kw = kwl; kw < kwh; ++kw) {
+      const float* xp = xr + kw * a.DW * a.C;
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        const V val = NV > 1 || left >= Simd::W ? Simd::load(xp + v * Simd::W) : Simd::load(xp, m);
+        acc[v] = Max ? Simd::max(val, acc[v]) : Simd::add(acc[v], val);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) {
+    if (!Max) acc[v] = Simd::mul(acc[v], scale);
+    if (NV > 1 || left >= Simd::W)
+      Simd::store(y + v * Simd::W, acc[v]);
+    else
+      Simd::store(y, acc[v], m);
+  }
+}
+
 inline void pool(const PoolArgs& a, const Parallel& par) {
   // Rows of output pixels, or channel chunks when there are few rows (global pooling).
   const int64_t rows = a.N * a.OH;
@@ -225,7 +259,6 @@ inline void pool(const PoolArgs& a, const Parallel& par) {
   int64_t csplit = 1;
   while (rows * csplit < 4 * par.threads() && csplit < cvec) ++csplit;
   const int64_t cper = (cvec + csplit - 1) / csplit * Simd::W;
-  const V lowest = Simd::set1(-std::numeric_limits<float>::infinity());
   par.for_range(rows * csplit, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t row = t / csplit, cs = t % csplit;
@@ -255,24 +288,18 @@ inline void pool(const PoolArgs& a, const Parallel& par) {
           div = static_cast<float>(ph * pw);
         }
         const V scale = Simd::set1(div > 0.f ? 1.f / div : 0.f);
-        for (int64_t c = c0; c < c1; c += Simd::W) {
-          const int64_t left = c1 - c;
-          const auto m = Simd::mask(left);
-          V acc = a.max ? lowest : Simd::zero();
-          for (int64_t kh = khl; kh < khh; ++kh) {
-            const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
-            for (int64_t kw = kwl; kw < kwh; ++kw) {
-              const float* xp = xr + kw * a.DW * a.C;
-              const V v = left >= Simd::W ? Simd::load(xp) : Simd::load(xp, m);
-              acc = a.max ? Simd::max(v, acc) : Simd::add(acc, v);
-            }
-          }
-          if (!a.max) acc = Simd::mul(acc, scale);
-          if (left >= Simd::W)
-            Simd::store(y + ow * a.C + c, acc);
+        int64_t c = c0;
+        // Four vectors of channels at a time: four independent chains over the window.
+        for (; c + 4 * Simd::W <= c1; c += 4 * Simd::W)
+          if (a.max)
+            pool_vectors<4, true>(a, x, ih0, iw0, khl, khh, kwl, kwh, c, c1, scale, y + ow * a.C + c);
           else
-            Simd::store(y + ow * a.C + c, acc, m);
-        }
+            pool_vectors<4, false>(a, x, ih0, iw0, khl, khh, kwl, kwh, c, c1, scale, y + ow * a.C + c);
+        for (; c < c1; c += Simd::W)
+          if (a.max)
+            pool_vectors<1, true>(a, x, ih0, iw0, khl, khh, kwl, kwh, c, c1, scale, y + ow * a.C + c);
+          else
+            pool_vectors<1, false>(a, x, ih0, iw0, khl, khh, kwl, kwh, c, c1, scale, y + ow * a.C + c);
       }
     }
   });
