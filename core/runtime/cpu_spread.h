@@ -25,7 +25,8 @@ class CpuSpread {
   // Pins the calling thread as above and returns true, or changes nothing and returns false.
   // A thread pins at most once at a time (the budget's owning ComputeToken does it).
   [[nodiscard]] static bool pin_current_thread();
-  // Gives back the CPU taken by pin_current_thread() and restores the thread's former mask.
+  // Gives back the CPU taken by pin_current_thread() and restores the thread's former mask;
+  // does nothing when the calling thread is not pinned.
   static void unpin_current_thread();
 
   // On unless WEAVE_PIN_SLOTS=0; the setter is for tests and embedders that place threads

@@ -215,11 +215,10 @@ struct ThreadBudget::Impl {
     Waiter me;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      if (waiters == 0 && free > 0) {
+      if (queue_head == nullptr && free > 0) {
         --free;
         return;
       }
-      ++waiters;
       (queue_tail != nullptr ? queue_tail->next : queue_head) = &me;
       queue_tail = &me;
     }
@@ -234,7 +233,6 @@ struct ThreadBudget::Impl {
       queue_head = w->next;
       if (queue_head == nullptr) queue_tail = nullptr;
       --free;
-      --waiters;
       w->granted.release();
     }
   }
@@ -252,7 +250,7 @@ struct ThreadBudget::Impl {
   // Reserves up to `want` idle workers, each with a slot; never waits. Returns how many.
   int borrow(int want, Helper* out) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (waiters > 0) return 0;  // whole inferences waiting for a slot go first
+    if (queue_head != nullptr) return 0;  // whole inferences waiting for a slot go first
     const int n = std::min(want, free);
     int got = 0;
     while (got < n) {
@@ -312,8 +310,7 @@ struct ThreadBudget::Impl {
   mutable std::mutex mutex;
   int budget;
   int free;
-  int waiters = 0;  // threads in the queue below
-  Waiter* queue_head = nullptr;
+  Waiter* queue_head = nullptr;  // threads waiting for a slot, first come first served
   Waiter* queue_tail = nullptr;
   std::atomic<int> budget_now;  // budget, readable without the mutex
   std::vector<std::unique_ptr<Worker>> workers;
@@ -523,13 +520,13 @@ ComputeToken::ComputeToken() {
   budget.impl_->acquire();
   owner_ = true;
   // With one slot there is no other holder to keep apart from.
-  pinned_ = budget.threads() > 1 && CpuSpread::pin_current_thread();
+  if (budget.threads() > 1) (void)CpuSpread::pin_current_thread();
 }
 
 ComputeToken::~ComputeToken() {
   --t_depth;
   if (!owner_) return;
-  if (pinned_) CpuSpread::unpin_current_thread();
+  CpuSpread::unpin_current_thread();  // nothing to do when the thread was not pinned
   ThreadBudget::global().impl_->release();
 }
 

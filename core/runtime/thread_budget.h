@@ -153,7 +153,6 @@ class ComputeToken {
 
  private:
   bool owner_ = false;
-  bool pinned_ = false;  // to a CPU of its own while it holds the slot (cpu_spread.h)
 };
 
 // Marks the calling thread as running chunks of a parallel job for the duration of the scope:
