@@ -419,18 +419,25 @@ int pinned_total() {
   return n;
 }
 
+// Whether this machine lets a thread of this process be pinned: two CPUs allowed, and
+// sched_setaffinity not refused (a sandbox may forbid it; the budget then computes unpinned).
+bool pinning_possible(const cpu_set_t& allowed) {
+  if (CPU_COUNT(&allowed) < 2) {
+    BOOST_TEST_MESSAGE("one CPU allowed: nothing to spread");
+    return false;
+  }
+  if (sched_setaffinity(0, sizeof allowed, &allowed) != 0) {
+    BOOST_TEST_MESSAGE("sched_setaffinity refused here: the budget computes unpinned");
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(slot_holders_compute_on_different_cpus_and_get_their_mask_back) {
   const cpu_set_t before = my_mask();
-  if (CPU_COUNT(&before) < 2) {
-    BOOST_TEST_MESSAGE("one CPU allowed: nothing to spread");
-    return;
-  }
-  if (sched_setaffinity(0, sizeof before, &before) != 0) {  // a sandbox may forbid it
-    BOOST_TEST_MESSAGE("sched_setaffinity refused here: the budget computes unpinned");
-    return;
-  }
+  if (!pinning_possible(before)) return;
   set_budget(2);
   CpuSpread::set_enabled(true);  // whatever WEAVE_PIN_SLOTS says
   // Boost.Test is not thread-safe: the threads only record, the test thread checks.
@@ -464,10 +471,7 @@ BOOST_AUTO_TEST_CASE(slot_holders_compute_on_different_cpus_and_get_their_mask_b
 
 BOOST_AUTO_TEST_CASE(nothing_is_pinned_with_one_slot_one_allowed_cpu_or_pinning_off) {
   const cpu_set_t before = my_mask();
-  if (CPU_COUNT(&before) < 2) {
-    BOOST_TEST_MESSAGE("one CPU allowed: nothing to spread");
-    return;
-  }
+  if (!pinning_possible(before)) return;
   auto mask_while_holding = [] {
     ComputeToken t;
     return my_mask();
