@@ -181,6 +181,29 @@ BOOST_AUTO_TEST_CASE(conv_winograd_matches_reference) {
   for (int i = 0; i < 30; ++i) conv_case(r, 1, i);
 }
 
+// Images big enough for several blocks of tiles per thread, so that each thread takes whole
+// blocks through the three phases in its own scratch lane (impl_winograd.h), at 2 and 3 threads.
+BOOST_AUTO_TEST_CASE(conv_winograd_lanes_match_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 8; ++i) {
+    const int64_t c = r.pick({16, 64}), m = r.pick({24, 72}), n = r.pick({1, 2});
+    const int64_t h = r.range(40, 90), w = r.range(40, 90);
+    KernelCase kc;
+    kc.op = "Conv";
+    kc.attrs = conv_attrs(r, 3, 1, 1, 1, true);
+    const uint32_t seed = static_cast<uint32_t>(5000 + i);
+    kc.inputs.push_back(random_f32(Dims{n, c, h, w}, seed));
+    kc.inputs.push_back(random_f32(Dims{m, c, 3, 3}, seed + 1));
+    kc.inputs.push_back(random_f32(Dims{m}, seed + 2));
+    kc.constant = {false, true, true};
+    compare(kc, {0}, 5e-4,
+            "winograd lanes case " + std::to_string(i) + ": x " + shape_str(kc.inputs[0].dims().span()) +
+                " m " + std::to_string(m),
+            2 + i % 2);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(conv_depthwise_matches_reference) {
   if (!have_fast()) return;
   Rng r;

@@ -4,6 +4,7 @@
 // micro-kernel, each over weights packed at create.
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "core/kernels/fast/epilogue.h"
 #include "core/kernels/fast/fast_ops.h"
@@ -22,6 +23,8 @@ constexpr int64_t kMaxGemmTaps = 121;
 // transforms, and its weights (4x the direct ones) stay within this many bytes per layer.
 constexpr int64_t kWinogradMinChannels = 16;
 constexpr int64_t kWinogradMaxBytes = int64_t{16} << 20;
+// Threads that may each take whole Winograd blocks (each needs a scratch lane in the workspace).
+constexpr int64_t kMaxWinogradLanes = 8;
 
 bool unit(const std::vector<int64_t>& v) {
   return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
@@ -70,7 +73,7 @@ class FastConv final : public Kernel {
                         " does not match output ", ref::dims_str(out), " (NHWC)");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
-    ctx.workspace = winograd_ ? ops_.winograd_workspace(Cg_, M_) : 0;
+    ctx.workspace = winograd_ ? ops_.winograd_workspace(winograd_args(x, *geo)) : 0;
     return {};
   }
 
@@ -82,17 +85,11 @@ class FastConv final : public Kernel {
     const float* res = ref::present(ctx, 3) ? ctx.inputs[3].as<float>() : nullptr;
     const auto* bias = bias_.size() > 0 ? reinterpret_cast<const float*>(bias_.data()) : nullptr;
     if (winograd_) {
-      WinogradArgs a;
+      WinogradArgs a = winograd_args(xd, *geo);
       a.x = ctx.inputs[0].as<float>();
-      a.N = xd[0], a.IH = xd[1], a.IW = xd[2], a.C = xd[3];
       a.y = ref::out_f32(ctx, 0);
-      a.OH = geo->out[0], a.OW = geo->out[1], a.M = M_;
-      a.PT = geo->pad_begin[0], a.PL = geo->pad_begin[1];
-      a.u = packed_.floats();
-      a.layout = packed_.layout;
       a.bias = bias;
       a.residual = res;
-      a.act = act_;
       a.workspace = reinterpret_cast<float*>(ctx.workspace.data());
       ops_.winograd(a, ctx.parallel);
       return;
@@ -138,6 +135,19 @@ class FastConv final : public Kernel {
     const int64_t in[2] = {x[1], x[2]}, k[2] = {KH_, KW_};
     return forward_geometry(a_, in, k, label);
   }
+  // Everything of the Winograd arguments but the tensors: infer() sizes the scratch from it and
+  // run() uses the same lanes.
+  WinogradArgs winograd_args(const Dims& x, const WindowGeometry& geo) const {
+    WinogradArgs a;
+    a.N = x[0], a.IH = x[1], a.IW = x[2], a.C = x[3];
+    a.OH = geo.out[0], a.OW = geo.out[1], a.M = M_;
+    a.PT = geo.pad_begin[0], a.PL = geo.pad_begin[1];
+    a.u = packed_.floats();
+    a.layout = packed_.layout;
+    a.act = act_;
+    a.lanes = lanes_;
+    return a;
+  }
   static void set_window(const WindowGeometry& g, int64_t& KH, int64_t& KW, int64_t& SH, int64_t& SW,
                          int64_t& DH, int64_t& DW, int64_t& PT, int64_t& PL) {
     KH = g.kernel[0], KW = g.kernel[1], SH = g.stride[0], SW = g.stride[1];
@@ -154,6 +164,8 @@ class FastConv final : public Kernel {
   SharedBytes dw_;
   AlignedBuffer bias_, zeros_;
   int64_t c_pad_ = 0;
+  // Winograd scratch lanes: one per hardware thread, up to kMaxWinogradLanes.
+  int64_t lanes_ = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, kMaxWinogradLanes);
 };
 
 bool is_float(const Value* v) {

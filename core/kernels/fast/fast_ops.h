@@ -86,7 +86,10 @@ struct WinogradArgs {
   const float* bias = nullptr;
   const float* residual = nullptr;
   Activation act;
-  float* workspace = nullptr;  // winograd_workspace(C, M) bytes
+  // Scratch of winograd_workspace(args) bytes: one lane per thread that takes whole blocks of
+  // tiles, for up to `lanes` threads (the same `lanes` when sizing and when running).
+  float* workspace = nullptr;
+  int64_t lanes = 1;
 };
 
 // Max or average pooling over NHWC data (2-D windows).
@@ -110,7 +113,7 @@ struct Ops {
   void (*depthwise)(const DepthwiseArgs&, const Parallel&) = nullptr;
   void (*pool)(const PoolArgs&, const Parallel&) = nullptr;
   void (*winograd)(const WinogradArgs&, const Parallel&) = nullptr;
-  std::size_t (*winograd_workspace)(int64_t C, int64_t M) = nullptr;
+  std::size_t (*winograd_workspace)(const WinogradArgs&) = nullptr;
   // Softmax (or log-softmax) of `rows` rows of n floats.
   void (*softmax_rows)(const float* x, float* y, int64_t rows, int64_t n, bool log_softmax,
                        const Parallel&) = nullptr;

@@ -4,10 +4,12 @@
 // Tiles are processed in blocks sized so that a block's transformed inputs and products stay in
 // the L2 cache: (1) input transform of every tile of the block into V[36][tile][C], (2) per tile
 // point xi one GEMM M[xi] = V[xi] x U[xi] on the shared micro-kernel, (3) output transform of
-// M[.][tile][.] into the 4x4 outputs of each tile, with bias, residual and activation. Each
-// phase splits its work over the threads.
+// M[.][tile][.] into the 4x4 outputs of each tile, with bias, residual and activation. With
+// enough blocks, each thread takes whole blocks in a scratch lane of its own; otherwise each
+// phase of each block splits its work over the threads (see winograd()).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -36,9 +38,22 @@ inline int64_t wino_block(int64_t C, int64_t M) {
   return b;
 }
 
-inline std::size_t winograd_workspace(int64_t C, int64_t M) {
-  const int64_t b = wino_block(C, M);
-  return static_cast<std::size_t>(36 * b * (wino_pad(C) + wino_pad(M))) * sizeof(float);
+// Floats of one lane's scratch: V [36][B][Cp] then M [36][B][Mp].
+inline int64_t wino_lane_floats(int64_t C, int64_t M) {
+  return 36 * wino_block(C, M) * (wino_pad(C) + wino_pad(M));
+}
+
+// Lanes worth a scratch of their own: up to a.lanes, each with at least two blocks of tiles.
+inline int64_t wino_lanes(const WinogradArgs& a) {
+  const int64_t tiles = ((a.OH + 3) / 4) * ((a.OW + 3) / 4);
+  const int64_t B = wino_block(a.C, a.M);
+  const int64_t blocks = a.N * ((tiles + B - 1) / B);
+  const int64_t most = a.lanes > 1 ? a.lanes : 1;
+  return blocks / 2 < 1 ? 1 : blocks / 2 < most ? blocks / 2 : most;
+}
+
+inline std::size_t winograd_workspace(const WinogradArgs& a) {
+  return static_cast<std::size_t>(wino_lanes(a) * wino_lane_floats(a.C, a.M)) * sizeof(float);
 }
 
 // r = B^T d for six values (one column or row of a tile).
@@ -136,62 +151,87 @@ inline void wino_output_tile(const WinogradArgs& a, const float* mx, int64_t t, 
   }
 }
 
-inline void winograd(const WinogradArgs& a, const Parallel& par) {
-  const int64_t TH = (a.OH + 3) / 4, TW = (a.OW + 3) / 4, tiles = TH * TW;
+// Tiles t0 .. t0 + nt - 1 of image n, through the three phases, with the scratch v / mx of one
+// lane; each phase splits its work over `par`.
+inline void winograd_block(const WinogradArgs& a, int64_t n, int64_t t0, int64_t nt, float* v, float* mx,
+                           const Parallel& par) {
+  const int64_t TW = (a.OW + 3) / 4;
   const int64_t B = wino_block(a.C, a.M);
   const int64_t Cp = wino_pad(a.C), Mp = wino_pad(a.M);
-  float* v = a.workspace;                 // [36][B][Cp]
-  float* mx = a.workspace + 36 * B * Cp;  // [36][B][Mp]
   const int64_t panels = (a.M + kNR - 1) / kNR;
-  for (int64_t n = 0; n < a.N; ++n) {
-    const float* x = a.x + n * a.IH * a.IW * a.C;
-    for (int64_t t0 = 0; t0 < tiles; t0 += B) {
-      const int64_t nt = tiles - t0 < B ? tiles - t0 : B;
-      par.for_range(nt, 1, [&](int64_t b0, int64_t b1) {
-        for (int64_t t = b0; t < b1; ++t) {
-          const int64_t th = (t0 + t) / TW, tw = (t0 + t) % TW;
-          wino_input_tile(a, x, th * 4 - a.PT, tw * 4 - a.PL, v, t, B * Cp);
-        }
-      });
-      // 36 GEMMs of nt x C by C x M.
-      const int64_t blocks = (nt + kMR - 1) / kMR;
-      par.for_range(36 * panels, 1, [&](int64_t q0, int64_t q1) {
-        static const Activation none;
-        const float* addr[kMR];
-        for (int64_t q = q0; q < q1; ++q) {
-          const int64_t xi = q / panels, j = q % panels;
-          const int64_t col0 = j * kNR, cols = a.M - col0 < kNR ? a.M - col0 : kNR;
-          Tile tl{};
-          tl.a = addr;
-          tl.taps = 1;
-          tl.depth = a.C;
-          tl.b = a.u + xi * a.layout.group_floats + j * a.layout.panel_floats;
-          tl.cols = cols;
-          tl.ldy = Mp;
-          tl.act = &none;
-          for (int64_t blk = 0; blk < blocks; ++blk) {
-            const int64_t r0 = blk * kMR;
-            for (int r = 0; r < kMR; ++r) {
-              const int64_t row = r0 + r < nt ? r0 + r : nt - 1;
-              addr[r] = v + (xi * B + row) * Cp;
-            }
-            tl.rows = static_cast<int>(nt - r0 < kMR ? nt - r0 : kMR);
-            tl.y = mx + (xi * B + r0) * Mp + col0;
-            if (cols > Simd::W)
-              micro_kernel<kNV>(tl);
-            else
-              micro_kernel<1>(tl);
-          }
-        }
-      });
-      par.for_range(nt, 1, [&](int64_t b0, int64_t b1) {
-        for (int64_t t = b0; t < b1; ++t) {
-          const int64_t th = (t0 + t) / TW, tw = (t0 + t) % TW;
-          wino_output_tile(a, mx, t, B * Mp, n, th * 4, tw * 4);
-        }
-      });
+  const float* x = a.x + n * a.IH * a.IW * a.C;
+  par.for_range(nt, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t t = b0; t < b1; ++t) {
+      const int64_t th = (t0 + t) / TW, tw = (t0 + t) % TW;
+      wino_input_tile(a, x, th * 4 - a.PT, tw * 4 - a.PL, v, t, B * Cp);
     }
+  });
+  // 36 GEMMs of nt x C by C x M.
+  const int64_t blocks = (nt + kMR - 1) / kMR;
+  par.for_range(36 * panels, 1, [&](int64_t q0, int64_t q1) {
+    static const Activation none;
+    const float* addr[kMR];
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t xi = q / panels, j = q % panels;
+      const int64_t col0 = j * kNR, cols = a.M - col0 < kNR ? a.M - col0 : kNR;
+      Tile tl{};
+      tl.a = addr;
+      tl.taps = 1;
+      tl.depth = a.C;
+      tl.b = a.u + xi * a.layout.group_floats + j * a.layout.panel_floats;
+      tl.cols = cols;
+      tl.ldy = Mp;
+      tl.act = &none;
+      for (int64_t blk = 0; blk < blocks; ++blk) {
+        const int64_t r0 = blk * kMR;
+        for (int r = 0; r < kMR; ++r) {
+          const int64_t row = r0 + r < nt ? r0 + r : nt - 1;
+          addr[r] = v + (xi * B + row) * Cp;
+        }
+        tl.rows = static_cast<int>(nt - r0 < kMR ? nt - r0 : kMR);
+        tl.y = mx + (xi * B + r0) * Mp + col0;
+        if (cols > Simd::W)
+          micro_kernel<kNV>(tl);
+        else
+          micro_kernel<1>(tl);
+      }
+    }
+  });
+  par.for_range(nt, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t t = b0; t < b1; ++t) {
+      const int64_t th = (t0 + t) / TW, tw = (t0 + t) % TW;
+      wino_output_tile(a, mx, t, B * Mp, n, th * 4, tw * 4);
+    }
+  });
+}
+
+// With several lanes (threads and enough blocks), each thread takes whole blocks through all
+// three phases in its own lane's scratch: one fork-join per layer. Otherwise the blocks run one
+// after the other, each phase split over the threads: three fork-joins per block, which small
+// blocks (few channels) do not pay for.
+inline void winograd(const WinogradArgs& a, const Parallel& par) {
+  const int64_t tiles = ((a.OH + 3) / 4) * ((a.OW + 3) / 4);
+  const int64_t B = wino_block(a.C, a.M);
+  const int64_t per_image = (tiles + B - 1) / B;
+  const int64_t lane_floats = wino_lane_floats(a.C, a.M);
+  const int64_t v_floats = 36 * B * wino_pad(a.C);
+  auto block = [&](int64_t i, float* lane, const Parallel& p) {
+    const int64_t n = i / per_image, t0 = (i % per_image) * B;
+    winograd_block(a, n, t0, tiles - t0 < B ? tiles - t0 : B, lane, lane + v_floats, p);
+  };
+  const int64_t threads = par.threads();
+  const int64_t lanes = wino_lanes(a) < threads ? wino_lanes(a) : threads;
+  if (lanes > 1) {
+    std::atomic<int64_t> next{0};
+    par.for_range(lanes, 1, [&](int64_t l0, int64_t l1) {
+      for (int64_t l = l0; l < l1; ++l)
+        for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < a.N * per_image;
+             i = next.fetch_add(1, std::memory_order_relaxed))
+          block(i, a.workspace + l * lane_floats, SerialParallel::instance());
+    });
+    return;
   }
+  for (int64_t i = 0; i < a.N * per_image; ++i) block(i, a.workspace, par);
 }
 
 }  // namespace weave::fast::WEAVE_ISA_NS
