@@ -235,12 +235,24 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
   if (rows_mode && chunk > kRowFloats / (g.KH * kMR * seg)) chunk = kRowFloats / (g.KH * kMR * seg);
   if (chunk > 16) chunk = 16;
   if (chunk < 1) chunk = 1;
-  const int64_t chunks = (blocks + chunk - 1) / chunk;
-  const int64_t items = g.N * g.groups * chunks;
-  // Split the panels too when there are too few pixel chunks to feed every thread.
+  if (chunk > blocks) chunk = blocks;
+  // Too few tasks to feed every thread a few (small maps: 13x13 is 15 blocks, one chunk):
+  // halve the pixel chunks or split the panels, whichever side of a task is the larger, so
+  // that tasks stay about square (each reloads its rows and its panels) and even.
   const int threads = par.threads();
   int64_t splits = 1;
-  while (threads > 1 && items * splits < 4 * threads && splits < panels) ++splits;
+  auto tasks = [&] { return g.N * g.groups * ((blocks + chunk - 1) / chunk) * splits; };
+  while (threads > 1 && tasks() < 4 * threads) {
+    const int64_t per = (panels + splits - 1) / splits;
+    if (chunk > 1 && (chunk >= per || splits >= panels))
+      chunk = (chunk + 1) / 2;
+    else if (splits < panels)
+      ++splits;
+    else
+      break;
+  }
+  const int64_t chunks = (blocks + chunk - 1) / chunk;
+  const int64_t items = g.N * g.groups * chunks;
   const int64_t per_split = (panels + splits - 1) / splits;
 
   par.for_range(items * splits, 1, [&](int64_t t0, int64_t t1) {
