@@ -38,6 +38,15 @@ class Parallel {
   virtual void for_range(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) const = 0;
 };
 
+// The chunk length a for_range hands out to `threads` threads: at least `grain`, and about
+// eight chunks per thread, rounded down so that a few equal tasks (a convolution's 10 tiles of
+// work on 2 threads) go one per chunk and split evenly; rounded up, 10 tasks made 5 chunks of
+// 2, 3 for one thread and 2 for the other.
+[[nodiscard]] inline int64_t chunk_length(int64_t n, int64_t grain, int threads) {
+  const int64_t per = n / (static_cast<int64_t>(threads) * 8);
+  return per > grain ? per : grain;
+}
+
 // Runs everything on the calling thread.
 class SerialParallel final : public Parallel {
  public:

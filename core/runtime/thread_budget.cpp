@@ -346,12 +346,10 @@ class BudgetParallel final : public Parallel {
       fn(0, n);
       return;
     }
-    // A few chunks per thread balance uneven work without much hand-out overhead.
-    const int64_t chunks = std::min<int64_t>(max_chunks, static_cast<int64_t>(h + 1) * 4);
     Job job;
     job.fn = &fn;
     job.n = n;
-    job.chunk = (n + chunks - 1) / chunks;
+    job.chunk = chunk_length(n, grain, h + 1);
     job.chunks = (n + job.chunk - 1) / job.chunk;
     for (int i = 0; i < h; ++i) {
       helpers[i].worker->post(&job);

@@ -66,9 +66,7 @@ void ThreadPool::for_range(int64_t n, int64_t grain, FunctionRef<void(int64_t, i
     fn(0, n);
     return;
   }
-  // A few chunks per thread balance uneven work without much hand-out overhead.
-  const int64_t chunks = std::min<int64_t>(max_chunks, static_cast<int64_t>(threads()) * 4);
-  const int64_t chunk = (n + chunks - 1) / chunks;
+  const int64_t chunk = chunk_length(n, grain, threads());
   std::lock_guard<std::mutex> one_job(job_mutex_);
   {
     // A worker that woke late for the previous job may still hold it; let it leave before the

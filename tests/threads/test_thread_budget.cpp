@@ -274,6 +274,30 @@ BOOST_AUTO_TEST_CASE(for_range_covers_every_index_once_and_returns_every_slot) {
   BOOST_TEST(!ComputeToken::held());
 }
 
+BOOST_AUTO_TEST_CASE(a_few_equal_tasks_go_one_per_chunk) {
+  // Rounded up, 10 tasks on 2 threads made 5 chunks of 2: one thread ran 3 of them, the
+  // other 2 (a convolution's tasks, 1.67x instead of 2x).
+  BOOST_TEST(chunk_length(10, 1, 2) == 1);
+  BOOST_TEST(chunk_length(15, 1, 2) == 1);
+  BOOST_TEST(chunk_length(32, 1, 2) == 2);
+  BOOST_TEST(chunk_length(1000000, 1, 2) == 62500);
+  BOOST_TEST(chunk_length(10, 4, 2) == 4);  // never below the grain
+  set_budget(2);
+  const Parallel& par = ThreadBudget::global().parallel(2);
+  std::mutex m;
+  std::vector<int64_t> lengths;
+  par.for_range(10, 1, [&](int64_t b, int64_t e) {
+    std::lock_guard<std::mutex> lock(m);
+    lengths.push_back(e - b);
+  });
+  // Without a helper (none idle) the caller runs the whole range as one chunk.
+  if (lengths.size() > 1)
+    for (int64_t l : lengths) BOOST_TEST(l == 1);
+  else
+    BOOST_TEST_MESSAGE("no helper was free: the range ran as one chunk");
+  BOOST_TEST(ThreadBudget::global().busy() == 0);
+}
+
 // ------------------------------------------------------------------ the budget holds
 
 BOOST_AUTO_TEST_CASE(four_executors_capped_at_two_on_a_budget_of_two_compute_on_two_threads) {
