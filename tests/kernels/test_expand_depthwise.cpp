@@ -15,9 +15,8 @@
 #include "core/compiler/compile.h"
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/registry.h"
-#include "core/runtime/executor.h"
-#include "core/runtime/factory.h"
 #include "tests/compiler/graph_build.h"
+#include "tests/kernels/fused_graph.h"
 
 using namespace weave;
 using namespace weave::test;
@@ -72,25 +71,6 @@ Graph make_graph(const Case& k) {
   return g;
 }
 
-std::vector<float> run(const Graph& compiled, const KernelRegistry* registry, int threads, const Case& k,
-                       const std::vector<float>& x, int* fused_nodes = nullptr) {
-  FactoryOptions fo;
-  fo.registry = registry;
-  fo.dedup_params = false;
-  auto f = Factory::create(compiled, fo);
-  BOOST_REQUIRE_MESSAGE(f, (f ? "" : f.message()));
-  if (fused_nodes) *fused_nodes = count_op((*f)->graph(), "ExpandDepthwise");
-  ExecutorOptions eo;
-  eo.threads = threads;
-  auto ex = Executor::create(*f, eo);
-  BOOST_REQUIRE(ex);
-  ConstTensorView in{x.data(), DType::float32, Dims{k.n, k.cin, k.h, k.w}};
-  auto outs = ex->run(std::span<const ConstTensorView>(&in, 1));
-  BOOST_REQUIRE_MESSAGE(outs, (outs ? "" : outs.message()));
-  const ConstTensorView o = (*outs)[0].view();
-  return std::vector<float>(o.as<float>(), o.as<float>() + o.numel());
-}
-
 void check(const Case& k) {
   const std::string what = "N" + std::to_string(k.n) + " " + std::to_string(k.cin) + "->" +
                            std::to_string(k.c) + " @" + std::to_string(k.h) + "x" + std::to_string(k.w) +
@@ -100,10 +80,12 @@ void check(const Case& k) {
   auto c = compile_graph(make_graph(k));
   BOOST_REQUIRE_MESSAGE(c, (c ? "" : c.message()));
   const auto x = random_floats(static_cast<std::size_t>(k.n * k.cin * k.h * k.w), 5, 1.f);
-  const auto ref = run(*c, &KernelRegistry::reference(), 1, k, x);
+  const Dims in{k.n, k.cin, k.h, k.w};
+  const auto ref = run_fused_graph(*c, &KernelRegistry::reference(), 1, in, x);
   for (int threads : {1, 2}) {
     int fused = 0;
-    const auto fast = run(*c, &KernelRegistry::global(), threads, k, x, &fused);
+    const auto fast =
+        run_fused_graph(*c, &KernelRegistry::global(), threads, in, x, "ExpandDepthwise", &fused);
     BOOST_TEST(fused == 1, what << ": ExpandDepthwise nodes " << fused);
     BOOST_TEST_REQUIRE(fast.size() == ref.size(), what);
     double worst = 0;

@@ -30,7 +30,7 @@ bool unit(const std::vector<int64_t>& v) {
   return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
 }
 
-class FastConv final : public Kernel {
+class FastConv final : public NhwcConvKernel {
  public:
   FastConv(const Ops& ops, WindowAttrs a, int64_t group, Activation act, const Dims& w)
       : ops_(ops), a_(std::move(a)), group_(group), act_(act), M_(w[0]), Cg_(w[1]), KH_(w[2]), KW_(w[3]) {}
@@ -77,7 +77,12 @@ class FastConv final : public Kernel {
     return {};
   }
 
-  void run(const RunContext& ctx) const override {
+  void run(const RunContext& ctx) const override { run_into(ctx, ref::out_f32(ctx, 0), M_); }
+
+  [[nodiscard]] bool can_run_into() const override { return !depthwise_; }
+  [[nodiscard]] int64_t out_channels() const override { return M_; }
+
+  void run_into(const RunContext& ctx, float* y, int64_t ldy) const override {
     const Dims& xd = ctx.inputs[0].dims;
     const std::string label;
     auto geo = geometry(xd, label);
@@ -87,7 +92,8 @@ class FastConv final : public Kernel {
     if (winograd_) {
       WinogradArgs a = winograd_args(xd, *geo);
       a.x = ctx.inputs[0].as<float>();
-      a.y = ref::out_f32(ctx, 0);
+      a.y = y;
+      a.ldy = ldy;
       a.bias = bias;
       a.residual = res;
       a.workspace = reinterpret_cast<float*>(ctx.workspace.data());
@@ -98,7 +104,7 @@ class FastConv final : public Kernel {
       DepthwiseArgs a;
       a.x = ctx.inputs[0].as<float>();
       a.N = xd[0], a.IH = xd[1], a.IW = xd[2], a.C = xd[3];
-      a.y = ref::out_f32(ctx, 0);
+      a.y = y;  // ldy == M_: can_run_into() is false for depthwise
       a.OH = geo->out[0], a.OW = geo->out[1];
       set_window(*geo, a.KH, a.KW, a.SH, a.SW, a.DH, a.DW, a.PT, a.PL);
       a.w = reinterpret_cast<const float*>(dw_.data());
@@ -114,17 +120,17 @@ class FastConv final : public Kernel {
     a.N = xd[0], a.IH = xd[1], a.IW = xd[2];
     a.ldx = xd[3];
     a.x_image = xd[1] * xd[2] * xd[3];
-    a.y = ref::out_f32(ctx, 0);
+    a.y = y;
     a.OH = geo->out[0], a.OW = geo->out[1];
-    a.ldy = M_;
-    a.y_image = a.OH * a.OW * M_;
+    a.ldy = ldy;
+    a.y_image = a.OH * a.OW * ldy;
     set_window(*geo, a.KH, a.KW, a.SH, a.SW, a.DH, a.DW, a.PT, a.PL);
     a.groups = group_, a.Cg = Cg_, a.Mg = M_ / group_;
     a.w = packed_.floats();
     a.layout = packed_.layout;
     a.bias = bias;
     a.residual = res;
-    a.ldr = M_, a.r_image = a.y_image;
+    a.ldr = M_, a.r_image = a.OH * a.OW * M_;
     a.act = act_;
     a.zeros = reinterpret_cast<const float*>(zeros_.data());
     ops_.conv_gemm(a, ctx.parallel);

@@ -79,7 +79,8 @@ struct WinogradArgs {
   const float* x = nullptr;
   int64_t N = 1, IH = 1, IW = 1, C = 0;  // x pixels are C floats apart
   float* y = nullptr;
-  int64_t OH = 1, OW = 1, M = 0;  // y pixels are M floats apart
+  int64_t OH = 1, OW = 1, M = 0;
+  int64_t ldy = 0;  // floats between two pixels of y (0: M); the residual's are M apart
   int64_t PT = 0, PL = 0;
   const float* u = nullptr;  // 36 packed GEMM B operands [C][M], `layout.group_floats` apart
   PackedLayout layout;

@@ -119,7 +119,8 @@ inline void wino_output_tile(const WinogradArgs& a, const float* mx, int64_t t, 
                              int64_t oh0, int64_t ow0) {
   const int64_t Mp = wino_pad(a.M);
   const int64_t rows = a.OH - oh0 < 4 ? a.OH - oh0 : 4, cols = a.OW - ow0 < 4 ? a.OW - ow0 : 4;
-  float* y = a.y + ((n * a.OH + oh0) * a.OW + ow0) * a.M;
+  const int64_t ldy = a.ldy > 0 ? a.ldy : a.M;
+  float* y = a.y + ((n * a.OH + oh0) * a.OW + ow0) * ldy;
   const float* res = a.residual != nullptr ? a.residual + ((n * a.OH + oh0) * a.OW + ow0) * a.M : nullptr;
   for (int64_t c = 0; c < a.M; c += Simd::W) {
     const int64_t left = a.M - c;
@@ -138,14 +139,14 @@ inline void wino_output_tile(const WinogradArgs& a, const float* mx, int64_t t, 
       V o[4];
       at6(tmp[i], o);
       for (int64_t j = 0; j < cols; ++j) {
-        const int64_t off = (i * a.OW + j) * a.M + c;
+        const int64_t off = (i * a.OW + j) * a.M + c, yoff = (i * a.OW + j) * ldy + c;
         V r = Simd::add(o[j], bias);
         if (res != nullptr) r = Simd::add(r, full ? Simd::load(res + off) : Simd::load(res + off, m));
         r = activate(r, a.act);
         if (full)
-          Simd::store(y + off, r);
+          Simd::store(y + yoff, r);
         else
-          Simd::store(y + off, r, m);
+          Simd::store(y + yoff, r, m);
       }
     }
   }

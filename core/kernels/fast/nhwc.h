@@ -23,6 +23,17 @@ namespace weave::fast {
 // NhwcKernelQuery of the layout pass (core/compiler/layout_nhwc.h) for these kernels.
 [[nodiscard]] bool has_nhwc_kernel(const Graph& g, const Node& n);
 
+// The fast Conv as ConvConcat drives it: it can write its output into a wider NHWC tensor.
+class NhwcConvKernel : public Kernel {
+ public:
+  // False for the depthwise kernel, whose output pixels are always its channel count apart.
+  [[nodiscard]] virtual bool can_run_into() const = 0;
+  [[nodiscard]] virtual int64_t out_channels() const = 0;
+  // run(), but the output goes to `y`, pixels `ldy` floats apart (ctx.outputs is not read).
+  virtual void run_into(const RunContext& ctx, float* y, int64_t ldy) const = 0;
+};
+
+// The Kernel it makes is an NhwcConvKernel (or null when it declines the node).
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_conv(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_conv_transpose(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_pool(const KernelSetup& s);
@@ -46,6 +57,18 @@ namespace weave::fast {
 // side-by-side measurements), =all fuses every matching pair (the tests' edge shapes).
 [[nodiscard]] Status fuse_expand_depthwise(Graph& g);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_expand_depthwise(const KernelSetup& s);
+
+// ConvConcat: a channel Concat (NHWC axis 3) all of whose inputs come from fast, non-depthwise
+// NHWC Convs (no residual) used by it alone, run as one node whose convolutions write straight
+// into their channels of the joined tensor (the micro-kernels take an output pixel stride), so
+// the Concat's copy of every branch goes away: SqueezeNet's fire modules, the join of
+// Inception-style branches. The convolutions run one after the other, each split over the
+// threads as alone. Inputs: x, weights, bias (or none) per conv; attributes: "convs" (their
+// count) and each conv's attributes under "conv<i>_". Made by fuse_conv_concat after the layout
+// pass; never stored in an artifact. WEAVE_FUSE_CONV_CONCAT=0 turns the pass off (for
+// side-by-side measurements).
+[[nodiscard]] Status fuse_conv_concat(Graph& g);
+[[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_conv_concat(const KernelSetup& s);
 
 // Layout-free fast kernels (any tensor the reference kernel would take).
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_matmul(const KernelSetup& s);

@@ -18,7 +18,8 @@ bool is_param(const Graph& g, const Node& n, std::size_t i) {
 
 Status layout_pass(Graph& g) {
   WEAVE_TRY(layout_nhwc(g, &has_nhwc_kernel));
-  return fuse_expand_depthwise(g);
+  WEAVE_TRY(fuse_expand_depthwise(g));
+  return fuse_conv_concat(g);
 }
 
 }  // namespace
@@ -39,6 +40,7 @@ void register_fast_kernels(KernelRegistry& r) {
   if (ops() == nullptr) return;
   r.add("Conv", make_fast_conv, kPriority, "fast");
   r.add("ExpandDepthwise", make_fast_expand_depthwise, kPriority, "fast");
+  r.add("ConvConcat", make_fast_conv_concat, kPriority, "fast");
   r.add("ConvTranspose", make_fast_conv_transpose, kPriority, "fast");
   r.add("Resize", make_fast_resize, kPriority, "fast");
   r.add("Upsample", make_fast_resize, kPriority, "fast");

@@ -1,0 +1,43 @@
+// Shared by the tests of the fast registry's fusing passes (ExpandDepthwise, ConvConcat): runs a
+// compiled graph through a Factory of a given registry and returns its outputs.
+#pragma once
+
+#include <boost/test/unit_test.hpp>
+#include <string>
+#include <vector>
+
+#include "core/kernels/registry.h"
+#include "core/runtime/executor.h"
+#include "core/runtime/factory.h"
+#include "tests/compiler/graph_build.h"
+
+namespace weave::test {
+
+// Runs `compiled` on the one float input x of dims `in` with `threads` threads; returns every
+// output's floats, one after the other. With `fused_op`, *fused_nodes is set to how many nodes
+// of that op the Factory's graph holds (what the passes made of it).
+inline std::vector<float> run_fused_graph(const Graph& compiled, const KernelRegistry* registry, int threads,
+                                          const Dims& in, const std::vector<float>& x,
+                                          const std::string& fused_op = {}, int* fused_nodes = nullptr) {
+  FactoryOptions fo;
+  fo.registry = registry;
+  fo.dedup_params = false;
+  auto f = Factory::create(compiled, fo);
+  BOOST_REQUIRE_MESSAGE(f, (f ? "" : f.message()));
+  if (fused_nodes) *fused_nodes = count_op((*f)->graph(), fused_op);
+  ExecutorOptions eo;
+  eo.threads = threads;
+  auto ex = Executor::create(*f, eo);
+  BOOST_REQUIRE(ex);
+  ConstTensorView view{x.data(), DType::float32, in};
+  auto outs = ex->run(std::span<const ConstTensorView>(&view, 1));
+  BOOST_REQUIRE_MESSAGE(outs, (outs ? "" : outs.message()));
+  std::vector<float> all;
+  for (const auto& t : *outs) {
+    const ConstTensorView o = t.view();
+    all.insert(all.end(), o.as<float>(), o.as<float>() + o.numel());
+  }
+  return all;
+}
+
+}  // namespace weave::test
