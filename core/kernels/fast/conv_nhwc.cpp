@@ -4,7 +4,6 @@
 // micro-kernel, each over weights packed at create.
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
 #include "core/kernels/fast/epilogue.h"
 #include "core/kernels/fast/fast_ops.h"
@@ -171,7 +170,7 @@ class FastConv final : public NhwcConvKernel {
   AlignedBuffer bias_, zeros_;
   int64_t c_pad_ = 0;
   // Winograd scratch lanes: one per hardware thread, up to kMaxWinogradLanes.
-  int64_t lanes_ = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, kMaxWinogradLanes);
+  int64_t lanes_ = scratch_lanes(kMaxWinogradLanes);
 };
 
 bool is_float(const Value* v) {

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
-#include <thread>
 
 #include "core/compiler/graph_edit.h"
 #include "core/kernels/fast/epilogue.h"
@@ -80,10 +79,8 @@ class ExpandDepthwise final : public Kernel {
         Cin_(we[1]),
         C_(we[0]),
         KH_(wd[2]),
-        KW_(wd[3]) {
-    const unsigned hw = std::thread::hardware_concurrency();
-    bands_ = std::clamp<int64_t>(hw == 0 ? 1 : hw, 1, kMaxBands);
-  }
+        KW_(wd[3]),
+        bands_(scratch_lanes(kMaxBands)) {}
 
   void pack(const float* we, const float* be, const float* wd, const float* bd) {
     packed_e_ = pack_conv(we, 1, C_, Cin_, 1, ops_.nr, ops_.vec);

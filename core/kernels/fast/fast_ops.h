@@ -124,6 +124,12 @@ struct Ops {
   void (*activate)(const float* x, float* y, int64_t n, Activation act) = nullptr;
 };
 
+// How many threads of a layer may each work in a scratch slice of their own in the kernel's
+// workspace: one per hardware thread, at most `most`. The workspace is sized when planning,
+// before a run's threads() is known, so kernels size it for this many and use
+// min(this, threads()) (Winograd lanes, ExpandDepthwise bands).
+[[nodiscard]] int64_t scratch_lanes(int64_t most);
+
 // The table for active_isa(), or nullptr when the CPU (or WEAVE_ISA) allows no fast path or the
 // build has none.
 [[nodiscard]] const Ops* ops();

@@ -220,8 +220,8 @@ inline void winograd(const WinogradArgs& a, const Parallel& par) {
     const int64_t n = i / per_image, t0 = (i % per_image) * B;
     winograd_block(a, n, t0, tiles - t0 < B ? tiles - t0 : B, lane, lane + v_floats, p);
   };
-  const int64_t threads = par.threads();
-  const int64_t lanes = wino_lanes(a) < threads ? wino_lanes(a) : threads;
+  const int64_t threads = par.threads(), planned = wino_lanes(a);
+  const int64_t lanes = planned < threads ? planned : threads;
   if (lanes > 1) {
     std::atomic<int64_t> next{0};
     par.for_range(lanes, 1, [&](int64_t l0, int64_t l1) {

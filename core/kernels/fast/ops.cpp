@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <thread>
+
 #include "core/kernels/fast/fast_ops.h"
 
 namespace weave::fast {
@@ -12,6 +15,11 @@ const Ops* ops() {
       break;
   }
   return nullptr;
+}
+
+int64_t scratch_lanes(int64_t most) {
+  const int64_t hw = std::thread::hardware_concurrency();  // 0 when unknown
+  return std::clamp<int64_t>(hw, 1, std::max<int64_t>(1, most));
 }
 
 }  // namespace weave::fast
