@@ -181,6 +181,41 @@ BOOST_AUTO_TEST_CASE(conv_winograd_matches_reference) {
   for (int i = 0; i < 30; ++i) conv_case(r, 1, i);
 }
 
+// Maps of every pixel count from 1 to 64 (and Winograd tile counts from 1 to 36): the pixels go in
+// blocks of equal rows (impl_conv_gemm.h, kMinMR), so every block height of the micro-kernel and
+// every last, shorter block runs here, through the 1x1 (direct rows), the windowed (address
+// table) and the Winograd GEMMs, each output checked.
+BOOST_AUTO_TEST_CASE(conv_every_block_height_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int64_t p = 1; p <= 64; ++p) {
+    for (int path = 0; path < 3; ++path) {
+      if (path == 2 && p > 36) continue;
+      // 0: 1x1 over 1 x p; 1: 3x3 dilated (never Winograd) over 2 x p/2 or 1 x p; 2: Winograd
+      // 3x3 over 4p x 4 (p tiles).
+      const int64_t h = path == 2 ? 4 * p : path == 1 && p % 2 == 0 ? 2 : 1;
+      const int64_t w = path == 2 ? 4 : p / h;
+      const int64_t k = path == 0 ? 1 : 3, d = path == 1 ? 2 : 1, pad = path == 0 ? 0 : d;
+      const int64_t c = r.pick({16, 24}), m = r.pick({16, 40});
+      KernelCase kc;
+      kc.op = "Conv";
+      kc.attrs.set("kernel_shape", std::vector<int64_t>{k, k});
+      kc.attrs.set("dilations", std::vector<int64_t>{d, d});
+      kc.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+      kc.attrs.set("activation", std::string("Relu"));
+      const uint32_t seed = static_cast<uint32_t>(7000 + 3 * p + path);
+      kc.inputs.push_back(random_f32(Dims{1, c, h, w}, seed));
+      kc.inputs.push_back(random_f32(Dims{m, c, k, k}, seed + 1));
+      kc.inputs.push_back(random_f32(Dims{m}, seed + 2));
+      kc.constant = {false, true, true};
+      compare(kc, {0}, path == 2 ? 5e-4 : 3e-5,
+              "block height case " + std::to_string(p) + " path " + std::to_string(path) + ": x " +
+                  shape_str(kc.inputs[0].dims().span()) + " m " + std::to_string(m),
+              1 + static_cast<int>(p % 2));
+    }
+  }
+}
+
 // Images big enough for several blocks of tiles per thread, so that each thread takes whole
 // blocks through the three phases in its own scratch lane (impl_winograd.h), at 2 and 3 threads.
 BOOST_AUTO_TEST_CASE(conv_winograd_lanes_match_reference) {

@@ -167,8 +167,11 @@ inline void winograd_block(const WinogradArgs& a, int64_t n, int64_t t0, int64_t
       wino_input_tile(a, x, th * 4 - a.PT, tw * 4 - a.PL, v, t, B * Cp);
     }
   });
-  // 36 GEMMs of nt x C by C x M.
+  // 36 GEMMs of nt x C by C x M, the tiles in blocks of equal rows (see kMinMR).
   const int64_t blocks = (nt + kMR - 1) / kMR;
+  int64_t mr = (nt + blocks - 1) / blocks;
+  if (mr < kMinMR) mr = nt < kMinMR ? kMR : kMinMR;
+  const int64_t nblocks = (nt + mr - 1) / mr;
   par.for_range(36 * panels, 1, [&](int64_t q0, int64_t q1) {
     static const Activation none;
     const float* addr[kMR];
@@ -183,18 +186,16 @@ inline void winograd_block(const WinogradArgs& a, int64_t n, int64_t t0, int64_t
       tl.cols = cols;
       tl.ldy = Mp;
       tl.act = &none;
-      for (int64_t blk = 0; blk < blocks; ++blk) {
-        const int64_t r0 = blk * kMR;
-        for (int r = 0; r < kMR; ++r) {
+      for (int64_t blk = 0; blk < nblocks; ++blk) {
+        const int64_t r0 = blk * mr;
+        for (int r = 0; r < mr; ++r) {
           const int64_t row = r0 + r < nt ? r0 + r : nt - 1;
           addr[r] = v + (xi * B + row) * Cp;
         }
-        tl.rows = static_cast<int>(nt - r0 < kMR ? nt - r0 : kMR);
+        tl.rows = static_cast<int>(nt - r0 < mr ? nt - r0 : mr);
         tl.y = mx + (xi * B + r0) * Mp + col0;
-        if (cols > Simd::W)
-          micro_kernel<kNV>(tl);
-        else
-          micro_kernel<1>(tl);
+        tl.prefetch = blk == 0;
+        run_tile(static_cast<int>(mr), tl);
       }
     }
   });
