@@ -46,6 +46,14 @@ inline constexpr int kLineFloats = 16;
 // compiled for its row count, so the time follows the real rows.
 inline constexpr int kMinMR = kMR * 2 / 3;
 
+// Rows of each block for a map of P pixels (or Winograd tiles): as many blocks as kMR rows need,
+// the rows spread evenly over them (at least kMinMR, or kMR for a map smaller than that).
+inline int64_t block_rows(int64_t P) {
+  const int64_t blocks = (P + kMR - 1) / kMR;
+  const int64_t mr = (P + blocks - 1) / blocks;
+  return mr >= kMinMR ? mr : P < kMinMR ? kMR : kMinMR;
+}
+
 struct Tile {
   const float* const* a;  // [taps][kMR] row addresses
   int64_t taps, depth;    // depth = channels per tap
@@ -213,7 +221,6 @@ inline void gemv_panels(const float* a, int64_t depth, const float* b, int64_t p
 
 inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
   const int64_t P = g.OH * g.OW, taps = g.KH * g.KW;
-  const int64_t blocks = (P + kMR - 1) / kMR;
   const int64_t panels = (g.Mg + kNR - 1) / kNR;
   const bool direct =
       taps == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.IH && g.OW == g.IW;
@@ -259,23 +266,21 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
                          g.Cg <= kRowModeChannels && g.KH * kMR * seg <= kRowFloats;
   const int64_t ttaps = rows_mode ? g.KH : taps;  // "taps" of the micro-kernel
   const int64_t depth = rows_mode ? seg : g.Cg;   // channels of one of those taps
-  // Rows per block: as many blocks as kMR rows need, rows spread evenly over them.
-  int64_t mr = (P + blocks - 1) / blocks;
-  if (mr < kMinMR) mr = P < kMinMR ? kMR : kMinMR;
-  const int64_t nblocks = (P + mr - 1) / mr;
+  const int64_t mr = block_rows(P);
+  const int64_t blocks = (P + mr - 1) / mr;
   // Pixel blocks per task: bounded by the address table (and the border copies), and small
   // enough that a task's input rows stay in the L2 cache while every panel passes over them.
   int64_t chunk = kMaxAddr / (ttaps * kMR);
   if (rows_mode && chunk > kRowFloats / (g.KH * kMR * seg)) chunk = kRowFloats / (g.KH * kMR * seg);
   if (chunk > kMaxChunk) chunk = kMaxChunk;
   if (chunk < 1) chunk = 1;
-  if (chunk > nblocks) chunk = nblocks;
+  if (chunk > blocks) chunk = blocks;
   // Too few tasks to feed every thread a few (small maps: 13x13 is 15 blocks, one chunk):
   // halve the pixel chunks or split the panels, whichever side of a task is the larger, so
   // that tasks stay about square (each reloads its rows and its panels) and even.
   const int threads = par.threads();
   int64_t splits = 1;
-  auto tasks = [&] { return g.N * g.groups * ((nblocks + chunk - 1) / chunk) * splits; };
+  auto tasks = [&] { return g.N * g.groups * ((blocks + chunk - 1) / chunk) * splits; };
   while (threads > 1 && tasks() < 4 * threads) {
     const int64_t per = (panels + splits - 1) / splits;
     if (chunk > 1 && (chunk >= per || splits >= panels))
@@ -285,7 +290,7 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
     else
       break;
   }
-  const int64_t chunks = (nblocks + chunk - 1) / chunk;
+  const int64_t chunks = (blocks + chunk - 1) / chunk;
   const int64_t items = g.N * g.groups * chunks;
   const int64_t per_split = (panels + splits - 1) / splits;
 
@@ -300,7 +305,7 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
       const int64_t gi = (item / chunks) % g.groups;
       const int64_t n = item / (chunks * g.groups);
       const float* x = g.x + n * g.x_image + gi * g.Cg;
-      const int64_t b0 = ck * chunk, b1 = b0 + chunk < nblocks ? b0 + chunk : nblocks;
+      const int64_t b0 = ck * chunk, b1 = b0 + chunk < blocks ? b0 + chunk : blocks;
       // Row addresses: addr[(blk - b0) * ttaps * kMR + tap * kMR + r].
       used = 0;
       for (int64_t blk = b0; blk < b1; ++blk) {

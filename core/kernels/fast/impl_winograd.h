@@ -168,10 +168,8 @@ inline void winograd_block(const WinogradArgs& a, int64_t n, int64_t t0, int64_t
     }
   });
   // 36 GEMMs of nt x C by C x M, the tiles in blocks of equal rows (see kMinMR).
-  const int64_t blocks = (nt + kMR - 1) / kMR;
-  int64_t mr = (nt + blocks - 1) / blocks;
-  if (mr < kMinMR) mr = nt < kMinMR ? kMR : kMinMR;
-  const int64_t nblocks = (nt + mr - 1) / mr;
+  const int64_t mr = block_rows(nt);
+  const int64_t blocks = (nt + mr - 1) / mr;
   par.for_range(36 * panels, 1, [&](int64_t q0, int64_t q1) {
     static const Activation none;
     const float* addr[kMR];
@@ -186,7 +184,7 @@ inline void winograd_block(const WinogradArgs& a, int64_t n, int64_t t0, int64_t
       tl.cols = cols;
       tl.ldy = Mp;
       tl.act = &none;
-      for (int64_t blk = 0; blk < nblocks; ++blk) {
+      for (int64_t blk = 0; blk < blocks; ++blk) {
         const int64_t r0 = blk * mr;
         for (int r = 0; r < mr; ++r) {
           const int64_t row = r0 + r < nt ? r0 + r : nt - 1;
