@@ -92,24 +92,22 @@ __attribute__((always_inline)) inline void store_tile(const V (&acc)[MR][NV], co
     }
 }
 
-template <int MR, int NV>
-inline void micro_kernel(const Tile& t) {
-  V acc[MR][NV];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = Simd::zero();
+// acc += the tile's rows x its panel over every tap. PF: prefetch the panel ahead (Tile::prefetch),
+// a compile-time choice that keeps the test and its branch out of the inner loop.
+template <int MR, int NV, bool PF>
+__attribute__((always_inline)) inline void accumulate(V (&acc)[MR][NV], const Tile& t) {
   const float* b = t.b;
   for (int64_t tap = 0; tap < t.taps; ++tap) {
     const float* const* ar = t.a + tap * kMR;
     const float* a[MR];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) a[r] = ar[r];
+#pragma GCC unroll 2
     for (int64_t k = 0; k < t.depth; ++k) {
       V bv[NV];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) bv[v] = Simd::load(b + v * Simd::W);
-      if (t.prefetch) {
+      if constexpr (PF) {
 #pragma GCC unroll 4
         for (int v = 0; v < NV * Simd::W; v += kLineFloats) __builtin_prefetch(b + kPrefetchFloats + v, 0, 2);
       }
@@ -122,6 +120,19 @@ inline void micro_kernel(const Tile& t) {
       }
     }
   }
+}
+
+template <int MR, int NV>
+inline void micro_kernel(const Tile& t) {
+  V acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = Simd::zero();
+  if (t.prefetch)
+    accumulate<MR, NV, true>(acc, t);
+  else
+    accumulate<MR, NV, false>(acc, t);
   // Epilogue: bias, residual, activation, one store per output; whole tiles (the common case)
   // through store_tile, edge tiles through the general path below.
   if (t.rows == MR && t.cols == NV * Simd::W) {
