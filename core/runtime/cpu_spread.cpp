@@ -7,6 +7,7 @@
 
 #ifdef __linux__
 #include <sched.h>
+#include <unistd.h>
 #endif
 
 namespace weave {
@@ -85,6 +86,22 @@ void CpuSpread::unpin_current_thread() {
   t_cpu = -1;
 }
 
+long CpuSpread::thread_id() {
+  return static_cast<long>(gettid());
+}
+
+void CpuSpread::keep_off_my_cpu(long tid, int& avoided) {
+  if (tid <= 0 || avoided == t_cpu) return;
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0) return;
+  if (t_cpu >= 0) {
+    mask = t_saved;  // the caller's own mask before it pinned
+    CPU_CLR(t_cpu, &mask);
+    if (CPU_COUNT(&mask) == 0) return;
+  }
+  if (sched_setaffinity(static_cast<pid_t>(tid), sizeof mask, &mask) == 0) avoided = t_cpu;
+}
+
 int CpuSpread::pinned_on(int cpu) {
   if (cpu < 0 || cpu >= CPU_SETSIZE) return 0;
   const std::lock_guard<std::mutex> lock(g_mutex);
@@ -96,6 +113,10 @@ int CpuSpread::pinned_on(int cpu) {
 bool CpuSpread::pin_current_thread() {
   return false;
 }
+long CpuSpread::thread_id() {
+  return 0;
+}
+void CpuSpread::keep_off_my_cpu(long, int&) {}
 void CpuSpread::unpin_current_thread() {}
 int CpuSpread::pinned_on(int) {
   return 0;

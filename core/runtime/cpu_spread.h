@@ -28,6 +28,14 @@ class CpuSpread {
   // Gives back the CPU taken by pin_current_thread() and restores the thread's former mask;
   // does nothing when the calling thread is not pinned.
   static void unpin_current_thread();
+  // The calling thread's system id (for keep_off_my_cpu), or 0 where there is none.
+  [[nodiscard]] static long thread_id();
+  // Keeps the thread `tid` (a budget worker about to help the calling thread) off the calling
+  // thread's pinned CPU, or lets it run anywhere again when the caller is not pinned. `avoided`
+  // is the worker's record of the CPU it avoids now (-1: none), so that the system call comes
+  // only when that changes. Without it, a helper woken or spinning on its borrower's pinned CPU
+  // shares that CPU with the borrower instead of running beside it.
+  static void keep_off_my_cpu(long tid, int& avoided);
 
   // On unless WEAVE_PIN_SLOTS=0; the setter is for tests and embedders that place threads
   // themselves. Threads pinned now stay pinned until they unpin.

@@ -63,7 +63,9 @@ struct Worker {
   std::atomic<uint64_t> state{word(0, kIdle)};
   std::atomic<Job*> posted{nullptr};
   std::atomic<bool> sleeping{false};
-  uint64_t seq = 0;  // under Impl::mutex
+  uint64_t seq = 0;          // under Impl::mutex
+  std::atomic<long> tid{0};  // the worker thread's id, once it runs
+  int avoided = -1;          // CPU kept off (CpuSpread::keep_off_my_cpu); by its borrower only
 
   // Borrower side: hands over the job (once per borrow).
   void post(Job* job) {
@@ -279,6 +281,7 @@ struct ThreadBudget::Impl {
   }
 
   void worker_main(Worker* w) {
+    w->tid.store(CpuSpread::thread_id(), std::memory_order_release);
     for (;;) {
       Job* const posted = w->next_post();
       uint64_t s = w->state.load(std::memory_order_acquire);
@@ -352,7 +355,9 @@ class BudgetParallel final : public Parallel {
     job.chunk = chunk_length(n, grain, h + 1);
     job.chunks = (n + job.chunk - 1) / job.chunk;
     for (int i = 0; i < h; ++i) {
-      helpers[i].worker->post(&job);
+      Worker* w = helpers[i].worker;
+      CpuSpread::keep_off_my_cpu(w->tid.load(std::memory_order_acquire), w->avoided);
+      w->post(&job);
     }
     {
       ParallelChunkScope scope;

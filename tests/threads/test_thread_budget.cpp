@@ -493,6 +493,42 @@ BOOST_AUTO_TEST_CASE(slot_holders_compute_on_different_cpus_and_get_their_mask_b
   BOOST_TEST(pinned_total() == 0);
 }
 
+// A pinned holder's helpers must run beside it, not on its CPU: a helper woken (or spinning)
+// there shares that CPU with the holder, and a step on 2 threads ran slower than on 1
+// (docs/performance.md, the pipeline overhead at 2 threads).
+BOOST_AUTO_TEST_CASE(helpers_of_a_pinned_holder_stay_off_its_cpu) {
+  const cpu_set_t before = my_mask();
+  if (!pinning_possible(before)) return;
+  set_budget(2);
+  CpuSpread::set_enabled(true);
+  const Parallel& par = ThreadBudget::global().parallel(2);
+  std::mutex m;
+  int holder_cpu = -1, helper_chunks = 0, helper_chunks_off = 0;
+  const std::thread::id me = std::this_thread::get_id();
+  for (int round = 0; round < 4; ++round) {
+    ComputeToken t;  // pinned: budget 2, two CPUs allowed
+    cpu_set_t held;
+    sched_getaffinity(0, sizeof held, &held);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &held)) holder_cpu = c;
+    // Chunks long enough that the helper starts before the caller has done them all.
+    par.for_range(16, 1, [&](int64_t, int64_t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (std::this_thread::get_id() == me) return;
+      cpu_set_t mask;
+      sched_getaffinity(0, sizeof mask, &mask);
+      const std::lock_guard<std::mutex> lock(m);
+      ++helper_chunks;
+      if (!CPU_ISSET(holder_cpu, &mask)) ++helper_chunks_off;
+    });
+  }
+  BOOST_TEST_MESSAGE("chunks run by the helper: " << helper_chunks);
+  BOOST_TEST(helper_chunks > 0);
+  // The first borrow may find the worker thread not started yet (no id to set a mask on).
+  BOOST_TEST(helper_chunks_off >= helper_chunks - 16);
+  BOOST_TEST(helper_chunks_off > 0);
+}
+
 BOOST_AUTO_TEST_CASE(nothing_is_pinned_with_one_slot_one_allowed_cpu_or_pinning_off) {
   const cpu_set_t before = my_mask();
   if (!pinning_possible(before)) return;
