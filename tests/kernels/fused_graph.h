@@ -6,12 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/registry.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/factory.h"
 #include "tests/compiler/graph_build.h"
 
 namespace weave::test {
+
+// Whether the fast path runs here (the passes fuse nothing without it); says so when not.
+inline bool have_fast() {
+  if (fast::ops() != nullptr) return true;
+  BOOST_TEST_MESSAGE("no fast path on this CPU (or WEAVE_ISA=none): nothing is fused");
+  return false;
+}
 
 // Runs `compiled` on the one float input x of dims `in` with `threads` threads; returns every
 // output's floats, one after the other. With `fused_op`, *fused_nodes is set to how many nodes

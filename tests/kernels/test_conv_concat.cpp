@@ -95,12 +95,6 @@ void check(const Case& k, const std::string& what) {
   }
 }
 
-bool have_fast() {
-  if (fast::ops() != nullptr) return true;
-  BOOST_TEST_MESSAGE("no fast path on this CPU (or WEAVE_ISA=none): nothing is fused");
-  return false;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(fire_modules_match_reference) {

@@ -101,12 +101,6 @@ struct FuseEverywhere {
 };
 BOOST_TEST_GLOBAL_FIXTURE(FuseEverywhere);
 
-bool have_fast() {
-  if (fast::ops() != nullptr) return true;
-  BOOST_TEST_MESSAGE("no fast path on this CPU (or WEAVE_ISA=none): nothing is fused");
-  return false;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(mobilenet_shapes_match_reference) {
