@@ -2,6 +2,7 @@
 // core/vision include it, so that the public headers stay free of OpenCV).
 #pragma once
 
+#include <cstdint>
 #include <opencv2/core.hpp>
 #include <span>
 
@@ -17,7 +18,14 @@ namespace weave::vision::detail {
 // Writes `image` (8-bit, 3 channels, image.rows == height, image.cols <= width) as floats
 // (pixel * scale - mean[c]) / std[c] into `dst` (3 * width * height floats, spec.layout);
 // columns right of the image get the value of a pixel `pad` (pixel units, 0..255).
+//
+// NCHW rows go through `to_planes` when given (the fast path's vector routine: pixel * a + b,
+// within a few ulps of the portable table lookup); tests pass nullptr to run the table.
+using PixelsToPlanes = void (*)(const std::uint8_t* src, std::int64_t n, float* p0, float* p1, float* p2,
+                                const float* a, const float* b);
+// The active instruction set's routine, or nullptr (portable build, WEAVE_ISA=none, old CPU).
+[[nodiscard]] PixelsToPlanes fast_pixels_to_planes();
 void write_tensor(const cv::Mat& image, const PreprocessSpec& spec, int width, int height, double pad,
-                  std::span<float> dst);
+                  std::span<float> dst, PixelsToPlanes to_planes = fast_pixels_to_planes());
 
 }  // namespace weave::vision::detail

@@ -9,6 +9,10 @@
 
 #include "core/vision/cv_image.h"
 
+#if WEAVE_HAVE_FAST
+#include "core/kernels/fast/fast_ops.h"
+#endif
+
 namespace weave::vision {
 
 Letterbox compute_letterbox(int src_width, int src_height, int dst_width, int dst_height) {
@@ -113,8 +117,15 @@ cv::Mat detail::to_three_channels(const ImageView& src, ChannelOrder order) {
   return out;
 }
 
+detail::PixelsToPlanes detail::fast_pixels_to_planes() {
+#if WEAVE_HAVE_FAST
+  if (const fast::Ops* ops = fast::ops()) return ops->pixels_to_planes;
+#endif
+  return nullptr;
+}
+
 void detail::write_tensor(const cv::Mat& image, const PreprocessSpec& spec, int width, int height, double pad,
-                          std::span<float> dst) {
+                          std::span<float> dst, PixelsToPlanes to_planes) {
   // One lookup table per channel turns the per-pixel affine map into a load.
   std::array<std::array<float, 256>, 3> lut;
   std::array<float, 3> padded;
@@ -124,16 +135,25 @@ void detail::write_tensor(const cv::Mat& image, const PreprocessSpec& spec, int 
     padded[c] = static_cast<float>((pad * spec.scale - spec.mean[c]) / spec.std[c]);
   }
   const std::size_t W = width, H = height, plane = W * H, content = std::min<std::size_t>(image.cols, W);
+  std::array<float, 3> a, b;
+  for (int c = 0; c < 3; ++c) {
+    a[c] = spec.scale / spec.std[c];
+    b[c] = -spec.mean[c] / spec.std[c];
+  }
   for (std::size_t y = 0; y < H; ++y) {
     const std::uint8_t* row = image.ptr<std::uint8_t>(static_cast<int>(y));
     if (spec.layout == Layout::nchw) {
       float* r0 = dst.data() + y * W;
       float* r1 = r0 + plane;
       float* r2 = r1 + plane;
-      for (std::size_t x = 0; x < content; ++x) {
-        r0[x] = lut[0][row[3 * x]];
-        r1[x] = lut[1][row[3 * x + 1]];
-        r2[x] = lut[2][row[3 * x + 2]];
+      if (to_planes != nullptr) {
+        to_planes(row, static_cast<std::int64_t>(content), r0, r1, r2, a.data(), b.data());
+      } else {
+        for (std::size_t x = 0; x < content; ++x) {
+          r0[x] = lut[0][row[3 * x]];
+          r1[x] = lut[1][row[3 * x + 1]];
+          r2[x] = lut[2][row[3 * x + 2]];
+        }
       }
       std::fill(r0 + content, r0 + W, padded[0]);
       std::fill(r1 + content, r1 + W, padded[1]);

@@ -3,9 +3,15 @@
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstdint>
+#include <opencv2/core.hpp>
+#include <random>
 #include <vector>
 
+#include "core/vision/cv_image.h"
 #include "core/vision/preprocess.h"
+#if WEAVE_HAVE_FAST
+#include "core/kernels/fast/cpu.h"
+#endif
 
 namespace wv = weave::vision;
 
@@ -122,6 +128,41 @@ BOOST_AUTO_TEST_CASE(mean_std_and_scale) {
   s.scale = 1.0f;
   s.mean = {1.0f, 2.0f, 3.0f};
   check(run(img.view, s), {-1.0f, 49.0f, 252.0f});
+}
+
+// The fast path's vector routine against the portable table, and both against the formula, on
+// random pixels, odd widths (vector tails) and an image narrower than the tensor (the padding).
+BOOST_AUTO_TEST_CASE(fast_pixel_conversion_matches_the_table) {
+  const auto fast = wv::detail::fast_pixels_to_planes();
+#if WEAVE_HAVE_FAST
+  if (weave::fast::active_isa() != weave::fast::Isa::none) BOOST_TEST_REQUIRE(fast != nullptr);
+#endif
+  if (fast == nullptr) BOOST_TEST_MESSAGE("no fast path on this build or CPU: the table alone is checked");
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const auto [w, cols, h] : {std::array{1, 1, 1}, {37, 37, 3}, {64, 51, 2}, {224, 224, 2}}) {
+    cv::Mat image(h, cols, CV_8UC3);
+    for (int y = 0; y < h; ++y)
+      for (int x = 0; x < cols * 3; ++x) image.ptr<std::uint8_t>(y)[x] = static_cast<std::uint8_t>(byte(rng));
+    auto s = spec_of(w, h);
+    s.mean = {0.485f, 0.456f, 0.406f};
+    s.std = {0.229f, 0.224f, 0.225f};
+    const double pad = 114.0;
+    std::vector<float> table(wv::output_elements(s), -99.0f), vec(table.size(), -99.0f);
+    wv::detail::write_tensor(image, s, w, h, pad, table, nullptr);
+    wv::detail::write_tensor(image, s, w, h, pad, vec, fast);
+    int bad = 0;
+    for (int c = 0; c < 3; ++c)
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          const double v = x < cols ? image.ptr<std::uint8_t>(y)[3 * x + c] : pad;
+          const double want = (v * s.scale - s.mean[c]) / s.std[c];
+          const std::size_t i = (static_cast<std::size_t>(c) * h + y) * w + x;
+          const double tol = 4e-7 * std::max(1.0, std::fabs(want));
+          if (std::fabs(table[i] - want) > tol || std::fabs(vec[i] - want) > tol) ++bad;
+        }
+    BOOST_TEST(bad == 0, w << "x" << h << " (" << cols << " image columns): " << bad << " values off");
+  }
 }
 
 namespace {

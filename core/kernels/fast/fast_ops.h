@@ -122,6 +122,9 @@ struct Ops {
   void (*lstm_cell)(const float* gs, const float* gx, float* c, float* h, int64_t H) = nullptr;
   // y[i] = act(x[i]) for n floats (in place when y == x).
   void (*activate)(const float* x, float* y, int64_t n, Activation act) = nullptr;
+  // n interleaved 3-channel 8-bit pixels to three planes: p_c[x] = src[3x + c] * a[c] + b[c].
+  void (*pixels_to_planes)(const std::uint8_t* src, int64_t n, float* p0, float* p1, float* p2,
+                           const float* a, const float* b) = nullptr;
 };
 
 // How many threads of a layer may each work in a scratch slice of their own in the kernel's

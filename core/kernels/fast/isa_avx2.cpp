@@ -5,6 +5,7 @@
 #define WEAVE_ISA_NS avx2
 
 #include "core/kernels/fast/impl_conv_gemm.h"
+#include "core/kernels/fast/impl_pixels.h"
 #include "core/kernels/fast/impl_rows.h"
 #include "core/kernels/fast/impl_spatial.h"
 #include "core/kernels/fast/impl_winograd.h"
@@ -26,6 +27,7 @@ const Ops& ops_avx2() {
     o.lstm_cell = &avx2::lstm_cell;
     o.winograd_workspace = &avx2::winograd_workspace;
     o.activate = &avx2::activate_array;
+    o.pixels_to_planes = &avx2::pixels_to_planes;
     return o;
   }();
   return ops;

@@ -5,6 +5,7 @@
 #define WEAVE_ISA_NS avx512
 
 #include "core/kernels/fast/impl_conv_gemm.h"
+#include "core/kernels/fast/impl_pixels.h"
 #include "core/kernels/fast/impl_rows.h"
 #include "core/kernels/fast/impl_spatial.h"
 #include "core/kernels/fast/impl_winograd.h"
@@ -26,6 +27,7 @@ const Ops& ops_avx512() {
     o.lstm_cell = &avx512::lstm_cell;
     o.winograd_workspace = &avx512::winograd_workspace;
     o.activate = &avx512::activate_array;
+    o.pixels_to_planes = &avx512::pixels_to_planes;
     return o;
   }();
   return ops;
