@@ -11,11 +11,23 @@
 namespace weave {
 
 void AlignedBuffer::Free::operator()(std::byte* p) const {
-  std::free(p);
+  if (mapped > 0)
+    munmap(p, mapped);
+  else
+    std::free(p);
 }
 
 AlignedBuffer::AlignedBuffer(std::size_t bytes, bool zero) : size_(bytes) {
   if (bytes == 0) return;
+  if (zero && bytes >= kPopulateBytes) {
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    const std::size_t mapped = align_up(bytes, page);
+    void* p =
+        mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    ptr_ = std::unique_ptr<std::byte[], Free>(static_cast<std::byte*>(p), Free{mapped});
+    return;
+  }
   void* p = std::aligned_alloc(kAlignment, align_up(bytes));
   if (!p) throw std::bad_alloc();
   if (zero) std::memset(p, 0, align_up(bytes));

@@ -17,10 +17,17 @@ inline constexpr std::size_t kAlignment = 64;
   return (n + a - 1) / a * a;
 }
 
+// Zeroed blocks of this many bytes or more are mapped with MAP_POPULATE: the kernel hands over
+// all their (zeroed) pages in one call instead of one page fault per 4 KiB at the first touch.
+// In a virtual machine a fault costs microseconds; packing resnet18's 72 MB of weights took
+// about as long in faults as in packing.
+inline constexpr std::size_t kPopulateBytes = std::size_t{1} << 20;
+
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
-  // Zero-filled unless zero == false (arenas are written before they are read).
+  // Zero-filled unless zero == false (arenas are written before they are read; their pages are
+  // left to be faulted in as they are used).
   explicit AlignedBuffer(std::size_t bytes, bool zero = true);
   [[nodiscard]] std::byte* data() { return ptr_.get(); }
   [[nodiscard]] const std::byte* data() const { return ptr_.get(); }
@@ -30,6 +37,9 @@ class AlignedBuffer {
 
  private:
   struct Free {
+    Free() noexcept : mapped(0) {}
+    explicit Free(std::size_t m) noexcept : mapped(m) {}
+    std::size_t mapped;  // bytes of an mmap'd block; 0 = from aligned_alloc
     void operator()(std::byte* p) const;
   };
   std::unique_ptr<std::byte[], Free> ptr_;
