@@ -93,18 +93,29 @@ PackedWeights pack_conv(const float* w, int64_t groups, int64_t Mg, int64_t Cg, 
   p.layout.nr = nr;
   p.layout.panel_floats = depth * nr;
   p.layout.group_floats = group_floats(Mg, depth, nr, vec);
-  AlignedBuffer buf(static_cast<std::size_t>(p.layout.group_floats * groups) * sizeof(float));  // zeroed
+  AlignedBuffer buf(static_cast<std::size_t>(p.layout.group_floats * groups) * sizeof(float));
   auto* out = reinterpret_cast<float*>(buf.data());
+  // A panel at a time, kChannelBlock input channels at a time: the source block read (the
+  // panel's nr rows of kChannelBlock * taps floats) stays in L1 while it is written out as
+  // whole panel rows. Depth index k = tap * Cg + c, matching the micro-kernel's tap-major walk.
+  constexpr int64_t kChannelBlock = 16;
   for (int64_t g = 0; g < groups; ++g) {
     const float* wg = w + g * Mg * Cg * taps;
-    // Depth index k = tap * Cg + c, matching the micro-kernel's tap-major walk.
-    pack_columns(Mg, depth, nr, vec, out + g * p.layout.group_floats,
-                 [&](int64_t m, float* dst, int64_t stride) {
-                   const float* src = wg + m * Cg * taps;
-                   for (int64_t c = 0; c < Cg; ++c)
-                     for (int64_t tap = 0; tap < taps; ++tap)
-                       dst[(tap * Cg + c) * stride] = src[c * taps + tap];
-                 });
+    float* og = out + g * p.layout.group_floats;
+    for (int64_t m0 = 0; m0 < Mg; m0 += nr) {
+      const Column col = column(m0, Mg, depth, nr, vec);
+      const int64_t cols = std::min<int64_t>(nr, Mg - m0);
+      float* panel = og + col.offset;
+      for (int64_t c0 = 0; c0 < Cg; c0 += kChannelBlock) {
+        const int64_t c1 = std::min(Cg, c0 + kChannelBlock);
+        for (int64_t tap = 0; tap < taps; ++tap)
+          for (int64_t c = c0; c < c1; ++c) {
+            float* row = panel + (tap * Cg + c) * col.width;
+            const float* src = wg + (m0 * Cg + c) * taps + tap;
+            for (int64_t j = 0; j < cols; ++j) row[j] = src[j * Cg * taps];  // padding stays zero
+          }
+      }
+    }
   }
   p.data = SharedBytes::from(std::move(buf));
   return p;
