@@ -1,6 +1,7 @@
 #include "core/runtime/factory.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/kernels/registry.h"
 #include "core/runtime/param_store.h"
@@ -10,12 +11,62 @@ namespace weave {
 namespace {
 constexpr std::size_t kRecentPlans = 8;
 
+// Node indices by the bytes of the params they read, most first (ties in graph order).
+std::vector<int> heaviest_first(const Graph& g) {
+  std::vector<std::size_t> weight(g.nodes.size(), 0);
+  std::vector<std::size_t> param_bytes(g.values.size(), 0);
+  for (const Param& p : g.params)
+    if (p.value >= 0 && static_cast<std::size_t>(p.value) < g.values.size())
+      param_bytes[p.value] = p.data.size();
+  for (std::size_t n = 0; n < g.nodes.size(); ++n)
+    for (int32_t v : g.nodes[n].inputs)
+      if (v != kNoValue && static_cast<std::size_t>(v) < param_bytes.size()) weight[n] += param_bytes[v];
+  std::vector<int> order(g.nodes.size());
+  for (std::size_t n = 0; n < order.size(); ++n) order[n] = static_cast<int>(n);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return weight[a] > weight[b]; });
+  return order;
+}
+
 std::string list_names(std::span<const TensorInfo> infos) {
   std::string s;
   for (const auto& i : infos) s += (s.empty() ? "'" : ", '") + i.name + "'";
   return s.empty() ? "none" : s;
 }
 }  // namespace
+
+// Params go as soon as every reader has packed them (no graph output, unless options keep
+// them): the memory they free is what the next kernels pack into, which on a virtual machine
+// costs far less than pages touched for the first time.
+class Factory::ParamRelease {
+ public:
+  ParamRelease(Graph& g, const FactoryOptions& options)
+      : g_(g), left_(g.values.size()), keep_(g.values.size()), off_(options.keep_packed_params) {
+    for (const Node& node : g.nodes)
+      for (int32_t v : node.inputs)
+        if (v != kNoValue && g.values[v].kind == ValueKind::param)
+          left_[v].fetch_add(1, std::memory_order_relaxed);
+    for (int32_t v : g.outputs) keep_[v].store(true, std::memory_order_relaxed);
+  }
+  // Node n's kernel was made: its params that nobody else still needs are dropped.
+  void done(int n, const Kernel& kernel) {
+    if (off_) return;
+    const Node& node = g_.nodes[n];
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      const int32_t v = node.inputs[k];
+      if (v == kNoValue || g_.values[v].kind != ValueKind::param) continue;
+      if (!kernel.packs_input(k)) keep_[v].store(true, std::memory_order_relaxed);
+      // The last reader to finish sees every other reader's keep_ (acq_rel on the count).
+      if (left_[v].fetch_sub(1, std::memory_order_acq_rel) == 1 && !keep_[v].load(std::memory_order_relaxed))
+        g_.params[g_.values[v].param].data = SharedBytes();
+    }
+  }
+
+ private:
+  Graph& g_;
+  std::vector<std::atomic<int>> left_;
+  std::vector<std::atomic<bool>> keep_;
+  bool off_;
+};
 
 Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const FactoryOptions& options) {
   WEAVE_TRY(graph.validate());
@@ -32,24 +83,34 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
 
   // Create every kernel, collecting all failures so one pass reports every bad node. Kernels
   // are independent and creating them packs weights (most of a fast factory's load time), so
-  // they are made on the process's compute slots; nodes are dealt round-robin so that the big
-  // layers at the end of a network do not all land on one thread.
+  // they are made on the process's compute slots, each lane taking the next node left. Nodes
+  // go heaviest first (by the bytes of their params), so that the big layers at the end of a
+  // network start early and the lanes finish together. A lane also interns the blocks its
+  // kernels packed: hashing them is the other big part of packing.
   f->kernels_.resize(g.nodes.size());
   f->impls_.resize(g.nodes.size());
   std::vector<std::string> node_errors(g.nodes.size());
+  std::vector<std::size_t> node_packed(g.nodes.size(), 0);
   const auto nodes = static_cast<int64_t>(g.nodes.size());
+  std::vector<int> order = heaviest_first(g);
+  std::atomic<int64_t> next{0};
+  ParamRelease release(f->graph_, options);
   const Parallel& par = ThreadBudget::global().parallel(0);
   const int64_t lanes = std::min<int64_t>(par.threads(), std::max<int64_t>(nodes, 1));
-  par.for_range(lanes, 1, [&](int64_t l0, int64_t l1) {
-    for (int64_t lane = l0; lane < l1; ++lane)
-      for (int64_t n = lane; n < nodes; n += lanes)
-        f->create_kernel(reg, static_cast<int>(n), opset, node_errors[n]);
+  par.for_range(lanes, 1, [&](int64_t, int64_t) {
+    for (int64_t i = next.fetch_add(1); i < nodes; i = next.fetch_add(1)) {
+      const int n = order[static_cast<std::size_t>(i)];
+      f->create_kernel(reg, n, opset, node_errors[n]);
+      if (!node_errors[n].empty()) continue;
+      node_packed[n] = f->share_packed(*f->kernels_[n], options);
+      release.done(n, *f->kernels_[n]);
+    }
   });
   std::string errors;
   for (const std::string& e : node_errors)
     if (!e.empty()) errors += (errors.empty() ? "" : "\n") + e;
   if (!errors.empty()) return Error(errors);
-  f->share_packed(options);
+  for (std::size_t b : node_packed) f->packed_bytes_ += b;
 
   // Default dims: options, then "plan_shape.<name>" metadata, then batch 1 for dim-0-only dynamics.
   f->default_dims_.resize(g.inputs.size());
@@ -132,32 +193,17 @@ Expected<std::shared_ptr<const ShapePlan>> Factory::continue_plan(
   return *plan;
 }
 
-void Factory::share_packed(const FactoryOptions& options) {
-  for (auto& k : kernels_) {
-    k->visit_packed([&](SharedBytes& b) {
-      if (b.size() == 0) return;
-      if (options.dedup_params) {
-        const int64_t n = static_cast<int64_t>(b.size());
-        b = ParamStore::global().intern(DType::uint8, std::span<const int64_t>(&n, 1), b);
-      }
-      packed_bytes_ += b.size();
-    });
-  }
-  if (options.keep_packed_params) return;
-  // A param goes when it is no graph output and every reader packed it.
-  std::vector<int> readers(graph_.values.size(), 0), packed(graph_.values.size(), 0);
-  for (std::size_t n = 0; n < graph_.nodes.size(); ++n) {
-    const Node& node = graph_.nodes[n];
-    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
-      const int32_t v = node.inputs[k];
-      if (v == kNoValue || graph_.values[v].kind != ValueKind::param) continue;
-      ++readers[v];
-      packed[v] += kernels_[n]->packs_input(k) ? 1 : 0;
+std::size_t Factory::share_packed(Kernel& k, const FactoryOptions& options) {
+  std::size_t bytes = 0;
+  k.visit_packed([&](SharedBytes& b) {
+    if (b.size() == 0) return;
+    if (options.dedup_params) {
+      const int64_t n = static_cast<int64_t>(b.size());
+      b = ParamStore::global().intern(DType::uint8, std::span<const int64_t>(&n, 1), b);
     }
-  }
-  for (int32_t v : graph_.outputs) readers[v] = -1;
-  for (Param& p : graph_.params)
-    if (readers[p.value] > 0 && packed[p.value] == readers[p.value]) p.data = SharedBytes();
+    bytes += b.size();
+  });
+  return bytes;
 }
 
 std::size_t Factory::resident_param_bytes() const {

@@ -112,8 +112,10 @@ class Factory {
   [[nodiscard]] const ShapePlan* bound_for(std::span<const Dims> input_dims) const;
   // Creates node n's kernel (or sets `error`); safe to run for several nodes at once.
   void create_kernel(const KernelRegistry& reg, int n, int opset, std::string& error);
-  // Interns packed blocks (dedup) and drops params only packed kernels read.
-  void share_packed(const FactoryOptions& options);
+  // Interns the blocks kernel k packed (dedup); their bytes. Safe for several kernels at once.
+  [[nodiscard]] std::size_t share_packed(Kernel& k, const FactoryOptions& options);
+  // Drops params that only kernels which packed them read, as those kernels are made.
+  class ParamRelease;
   Graph graph_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
   std::vector<std::string> impls_;
