@@ -162,6 +162,27 @@ class Runner:
                               os.path.join(self.out, 'artifacts')] + self.shape_args(name) +
                              ['--reps', '3' if self.quick else '7'] + codecs)
 
+    def load_vs_reference(self, name, rounds):
+        """Load of the default-codec artifact with the fast path (packing included) and with the
+        reference kernels (WEAVE_ISA=none: no packing), alternated, each in a fresh process."""
+        art = self.weave_artifact(name)
+        exe = os.path.join(self.build, 'tools/weave')
+        out = {'fast': [], 'reference': []}
+        for r in range(rounds):
+            for key in (('fast', 'reference') if r % 2 == 0 else ('reference', 'fast')):
+                env = dict(self.env)
+                if key == 'reference':
+                    env['WEAVE_ISA'] = 'none'
+                else:
+                    env.pop('WEAVE_ISA', None)
+                p = subprocess.run([exe, 'bench', art, '--iters', '1', '--warmup', '0'], capture_output=True,
+                                   text=True, env=env, cwd=ROOT, timeout=600)
+                m = re.search(r'load ([0-9.]+) ms', p.stdout + p.stderr)
+                if p.returncode != 0 or not m:
+                    raise RunError('weave bench failed', [exe, 'bench', art], p.returncode, p.stderr)
+                out[key].append(float(m.group(1)))
+        return out
+
     # 4. latency side by side -----------------------------------------------------------------
     def latency_one(self, runtime, name, threads, iters):
         """One measurement in a fresh process: its JSON row (with median_ms)."""
@@ -704,6 +725,19 @@ def main():
             rows = r.artifact(name)
             md += artifact_table(name, rows)
             result['artifact'][name] = rows
+        md += ['### Load with packing against the reference kernels', '',
+               'The fast path packs every weight when the Factory is made, so its load is longer than the '
+               'reference kernels\' (which read params as they are). `weave bench ARTIFACT --iters 1 --warmup 0`, '
+               '"load" line, default-codec artifact, alternately with and without `WEAVE_ISA=none`, each run a '
+               'fresh process; medians.', '',
+               '| model | fast path (packing) | reference kernels | fast / reference |', '|---|---:|---:|---:|']
+        result['load_vs_reference'] = {}
+        for name in ('resnet18', 'ppocr_det'):
+            lr = r.load_vs_reference(name, 4 if a.quick else 12)
+            f, ref = statistics.median(lr['fast']), statistics.median(lr['reference'])
+            md.append('| %s | %.1f ms | %.1f ms | %.2f%s |' % (name, f, ref, f / ref, ' ✗' if f / ref > 1.5 else ''))
+            result['load_vs_reference'][name] = dict(lr, ratio=f / ref)
+        md += ['', '- target: fast / reference <= 1.5 (✗ above)', '']
     if 'latency' in only:
         threads = [1, 2]
         rounds = 1 if a.quick else 3
