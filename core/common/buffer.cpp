@@ -10,6 +10,20 @@
 
 namespace weave {
 
+namespace {
+
+// An anonymous private mapping of `bytes` rounded up to pages; `mapped` gets its length.
+// MAP_POPULATE hands every page over now instead of at its first touch. nullptr on failure.
+std::byte* map_pages(std::size_t bytes, bool populate, std::size_t& mapped) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  mapped = align_up(bytes, page);
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<std::byte*>(p);
+}
+
+}  // namespace
+
 void AlignedBuffer::Free::operator()(std::byte* p) const {
   if (mapped > 0)
     munmap(p, mapped);
@@ -20,12 +34,10 @@ void AlignedBuffer::Free::operator()(std::byte* p) const {
 AlignedBuffer::AlignedBuffer(std::size_t bytes, bool zero) : size_(bytes) {
   if (bytes == 0) return;
   if (zero && bytes >= kPopulateBytes) {
-    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    const std::size_t mapped = align_up(bytes, page);
-    void* p =
-        mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    ptr_ = std::unique_ptr<std::byte[], Free>(static_cast<std::byte*>(p), Free{mapped});
+    std::size_t mapped = 0;
+    std::byte* p = map_pages(bytes, true, mapped);
+    if (p == nullptr) throw std::bad_alloc();
+    ptr_ = std::unique_ptr<std::byte[], Free>(p, Free{mapped});
     return;
   }
   void* p = std::aligned_alloc(kAlignment, align_up(bytes));
@@ -37,11 +49,10 @@ AlignedBuffer::AlignedBuffer(std::size_t bytes, bool zero) : size_(bytes) {
 PageBuffer PageBuffer::map(std::size_t bytes) {
   PageBuffer b;
   if (bytes == 0) return b;
-  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const std::size_t mapped = align_up(bytes, page);
-  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return b;
-  b.data_ = static_cast<std::byte*>(p);
+  std::size_t mapped = 0;
+  std::byte* p = map_pages(bytes, false, mapped);
+  if (p == nullptr) return b;
+  b.data_ = p;
   b.size_ = bytes;
   b.mapped_ = mapped;
   return b;
