@@ -14,13 +14,10 @@ constexpr std::size_t kRecentPlans = 8;
 // Node indices by the bytes of the params they read, most first (ties in graph order).
 std::vector<int> heaviest_first(const Graph& g) {
   std::vector<std::size_t> weight(g.nodes.size(), 0);
-  std::vector<std::size_t> param_bytes(g.values.size(), 0);
-  for (const Param& p : g.params)
-    if (p.value >= 0 && static_cast<std::size_t>(p.value) < g.values.size())
-      param_bytes[p.value] = p.data.size();
   for (std::size_t n = 0; n < g.nodes.size(); ++n)
     for (int32_t v : g.nodes[n].inputs)
-      if (v != kNoValue && static_cast<std::size_t>(v) < param_bytes.size()) weight[n] += param_bytes[v];
+      if (v != kNoValue && g.values[v].kind == ValueKind::param)
+        weight[n] += g.params[g.values[v].param].data.size();
   std::vector<int> order(g.nodes.size());
   for (std::size_t n = 0; n < order.size(); ++n) order[n] = static_cast<int>(n);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return weight[a] > weight[b]; });
