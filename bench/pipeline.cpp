@@ -17,6 +17,11 @@
 //       and pairing blocks that ran back to back cancels the drift. overhead_of_medians_pct is
 //       the same ratio taken from the two medians, for comparison.
 //
+//   bench_pipeline convert --width W --height H [--frames N]
+//       `appsrc ! weaveconvert ! fakesink` alone, N WxH RGB frames converted to float NCHW of the
+//       same size: weaveconvert's mean time per frame (its mean-ms). Run it with WEAVE_ISA=none
+//       and without to compare the portable conversion with the fast path's.
+//
 //   bench_pipeline streams MODEL CAPS [--streams S] [--frames N] [--threads T]
 //       S independent streams in one pipeline: S x `appsrc caps=CAPS ! weaveinfer model=MODEL
 //       [threads=T] ! fakesink`, each appsrc fed by its own thread, all elements sharing the
@@ -53,17 +58,22 @@ struct Options {
 Options parse(int argc, char** argv) {
   const char* usage =
       "usage: bench_pipeline overhead MODEL --width W --height H [--threads T] [--frames N] [--rounds R]\n"
-      "       bench_pipeline streams MODEL CAPS [--streams S] [--frames N] [--threads T]";
-  if (argc < 3) die(usage);
+      "       bench_pipeline streams MODEL CAPS [--streams S] [--frames N] [--threads T]\n"
+      "       bench_pipeline convert --width W --height H [--frames N]";
+  if (argc < 2) die(usage);
   Options o;
   o.cmd = argv[1];
-  o.model = argv[2];
-  int i = 3;
+  int i = 2;
+  if (o.cmd != "convert") {
+    if (argc < 3) die(usage);
+    o.model = argv[2];
+    i = 3;
+  }
   if (o.cmd == "streams") {
     if (argc < 4) die(usage);
     o.caps = argv[3];
     i = 4;
-  } else if (o.cmd != "overhead") {
+  } else if (o.cmd != "overhead" && o.cmd != "convert") {
     die(usage);
   }
   for (; i < argc; ++i) {
@@ -371,12 +381,49 @@ int run_streams(const Options& o) {
   return 0;
 }
 
+int run_convert(const Options& o) {
+  const std::size_t frame_bytes = static_cast<std::size_t>(o.width) * o.height * 3;
+  const std::string caps = "video/x-raw,format=RGB,width=" + std::to_string(o.width) +
+                           ",height=" + std::to_string(o.height) + ",framerate=30/1";
+  GstElement* pipeline =
+      launch(appsrc_desc("src", caps, frame_bytes) +
+             " ! weaveconvert name=c ! fakesink name=sink sync=false enable-last-sample=false");
+  GstElement* src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+  GstElement* conv = gst_bin_get_by_name(GST_BIN(pipeline), "c");
+  GstBus* bus = gst_element_get_bus(pipeline);
+  SinkCounter counter(1);
+  counter.attach(pipeline, 0, "sink");
+  play(pipeline);
+  GstMemory* mem = frame_memory(frame_bytes, false);
+  for (int k = 0; k < o.frames; ++k) push_frame(src, mem, static_cast<uint64_t>(k));
+  counter.wait_all(bus, static_cast<uint64_t>(o.frames), 600);
+  double mean_ms = 0;
+  guint64 frames = 0;
+  g_object_get(conv, "mean-ms", &mean_ms, "frames", &frames, nullptr);
+  nlohmann::json j;
+  j["bench"] = "convert";
+  j["width"] = o.width;
+  j["height"] = o.height;
+  j["frames"] = frames;
+  j["weaveconvert_mean_ms"] = mean_ms;
+  gst_app_src_end_of_stream(GST_APP_SRC(src));
+  gst_element_set_state(pipeline, GST_STATE_NULL);
+  gst_memory_unref(mem);
+  gst_object_unref(bus);
+  gst_object_unref(conv);
+  gst_object_unref(src);
+  gst_object_unref(pipeline);
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
 int run(int argc, char** argv) {
   gst_init(&argc, &argv);
   const Options o = parse(argc, argv);
   GstElementFactory* infer = gst_element_factory_find("weaveinfer");
   if (!infer) die("bench_pipeline: no weaveinfer element (set GST_PLUGIN_PATH to build/gst-plugin)");
   gst_object_unref(infer);
+  if (o.cmd == "convert") return run_convert(o);
   return o.cmd == "overhead" ? run_overhead(o) : run_streams(o);
 }
 
