@@ -275,6 +275,13 @@ BOOST_AUTO_TEST_CASE(max_shapes_are_validated) {
   o.max_shapes["x"] = {1, 2, 1 << 20, 1 << 20};  // 8 TiB of float32
   f = Factory::create(conv_graph(), o);
   BOOST_TEST(contains(f.message(), "is larger than the 1099511627776 bytes a plan admits"), f.message());
+  // Found by fuzz/fuzz_onnx: an empty tensor has 0 bytes whatever its other dims, and a dim of
+  // 2^63-1 next to a 0 overflowed the Conv padding arithmetic. No single dim may exceed the bound.
+  o.max_shapes.clear();
+  o.plan_shapes["x"] = {1, 2, 0, std::numeric_limits<int64_t>::max()};
+  f = Factory::create(conv_graph(), o);
+  BOOST_TEST(contains(f.message(), "input 'x': shape 1x2x0x9223372036854775807 has a dim larger than"),
+             f.message());
 }
 
 BOOST_AUTO_TEST_CASE(in_bound_shapes_share_the_bound_layout_and_beyond_is_an_error) {
