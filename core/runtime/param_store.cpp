@@ -45,9 +45,39 @@ uint64_t entry_key(uint64_t content, DType dtype, std::span<const int64_t> shape
   return finish(h);
 }
 
+// Blocks up to this size are hashed whole; above it, from kSamples windows of kSampleBytes.
+constexpr std::size_t kFullHashBytes = std::size_t{256} << 10;
+constexpr std::size_t kSamples = 1024;
+constexpr std::size_t kSampleBytes = 32;
+
+uint64_t sampled_hash(std::span<const std::byte> bytes) {
+  const std::byte* p = bytes.data();
+  const std::size_t n = bytes.size();
+  // Seeded apart from the whole-block hash (kMulB first), so the two never meet by design.
+  uint64_t a = kMulB ^ n, b = kMulC + n, c = kMulD - n, d = kMulA ^ (n << 1);
+  auto window = [&](const std::byte* w) {
+    a = absorb(a, load64(w), kMulA);
+    b = absorb(b, load64(w + 8), kMulB);
+    c = absorb(c, load64(w + 16), kMulC);
+    d = absorb(d, load64(w + 24), kMulD);
+  };
+  // One window in each of kSamples equal strides, at an offset within its stride that varies
+  // from stride to stride (so a period in the data, e.g. the zero padding of packed panels,
+  // cannot line up with every window), then the last bytes.
+  const std::size_t stride = n / kSamples;
+  const std::size_t room = stride - kSampleBytes + 1;
+  for (std::size_t i = 0; i < kSamples; ++i) window(p + i * stride + finish(i + 1) % room);
+  window(p + n - kSampleBytes);
+  uint64_t h = absorb(a, b, kMulD);
+  h = absorb(h, c, kMulA);
+  h = absorb(h, d, kMulB);
+  return finish(h);
+}
+
 }  // namespace
 
 uint64_t content_hash(std::span<const std::byte> bytes) {
+  if (bytes.size() > kFullHashBytes) return sampled_hash(bytes);
   const std::byte* p = bytes.data();
   std::size_t n = bytes.size();
   uint64_t a = kMulA ^ n, b = kMulB + n, c = kMulC - n, d = kMulD ^ (n << 1);

@@ -66,6 +66,39 @@ BOOST_AUTO_TEST_CASE(content_hash_depends_on_every_byte_and_the_length) {
   BOOST_TEST(zs.size() == 65u);
 }
 
+BOOST_AUTO_TEST_CASE(big_blocks_hash_from_samples_and_bytes_still_decide) {
+  // Above 256 KiB the hash reads windows spread over the block: equal blocks hash equal,
+  // different weights differ, the length counts, and a block that differs from another only
+  // between windows gets the same hash but is still stored apart (the bytes are compared).
+  const std::size_t n = std::size_t{1} << 20;
+  auto a = pattern(n, 1);
+  const uint64_t h = content_hash(a);
+  BOOST_TEST(h == content_hash(pattern(n, 1)));
+  BOOST_TEST(h != content_hash(pattern(n, 2)));
+  BOOST_TEST(h != content_hash(std::span(a).first(n - 4)));
+  auto last = a;
+  last[n - 1] ^= std::byte{1};  // the last bytes are always read
+  BOOST_TEST(h != content_hash(last));
+  std::size_t unread = n;
+  for (std::size_t i = 0; i < 4096 && unread == n; ++i) {
+    auto b = a;
+    b[i] ^= std::byte{1};
+    if (content_hash(b) == h) unread = i;
+  }
+  BOOST_TEST_REQUIRE(unread < n, "every one of the first 4096 bytes is read");
+  auto b = a;
+  b[unread] ^= std::byte{1};
+  ParamStore store;
+  const Shape s{static_cast<int64_t>(n)};
+  SharedBytes ia = store.intern(DType::uint8, s, SharedBytes::copy_of(a));
+  SharedBytes ib = store.intern(DType::uint8, s, SharedBytes::copy_of(b));
+  BOOST_TEST(ia.data() != ib.data());
+  BOOST_TEST(std::memcmp(ib.data(), b.data(), n) == 0);
+  BOOST_TEST(store.stats().unique_params == 2u);
+  SharedBytes ic = store.intern(DType::uint8, s, SharedBytes::copy_of(a));
+  BOOST_TEST(ic.data() == ia.data());
+}
+
 BOOST_AUTO_TEST_CASE(equal_content_is_stored_once) {
   ParamStore store;
   SharedBytes a = floats({1, 2, 3, 4}), b = floats({1, 2, 3, 4});
