@@ -48,6 +48,11 @@ LATENCY_ITERS = {'ppocr_det': (3, 5), 'ppocr_cls': (25, 50), 'lstm_lm': (25, 50)
 STREAMS_MODEL = 'squeezenet1_1'
 STREAMS = 4
 STREAMS_BUDGET = 2
+# Frames per stream (full, quick) and paired rounds (full run). A round of 4 x 100 frames takes
+# about 1.5 s a side: long enough that starting and ending the streams weigh little, short enough
+# that 7 rounds, whose per-round ratios give the median, fit in half a minute.
+STREAMS_FRAMES = (100, 10)
+STREAMS_ROUNDS = 7
 SECTIONS = ('memory', 'setup', 'artifact', 'latency', 'pipeline', 'streams')
 MB = 1024.0 * 1024.0
 PYTHON = '/usr/bin/python3'  # Debian's, with python3-opencv, python3-torch, python3-onnx
@@ -270,16 +275,20 @@ class Runner:
             raise RunError('bench_pipeline was not built (needs the GStreamer plugin)')
         art = self.weave_artifact(name)
         caps = 'tensor/x-raw,dtype=(string)float32,shape=(int)<%s>' % MODELS[name][2].replace('x', ',')
-        frames = '10' if self.quick else '40'
+        frames = str(STREAMS_FRAMES[1 if self.quick else 0])
         env = dict(self.env, WEAVE_NUM_THREADS=str(STREAMS_BUDGET))
         res = {'weave': [], 'ort': []}
         ort_error = None
-        for r in range(1 if self.quick else 3):
+
+        def weave_round(r):
             log('streams round %d' % (r + 1), name, 'weave')
             res['weave'].append(self.json_run([exe, 'streams', art, caps, '--streams', str(STREAMS), '--frames',
                                                frames], env=env)[0])
+
+        def ort_round(r):
+            nonlocal ort_error
             if ort_error:
-                continue
+                return
             log('streams round %d' % (r + 1), name, 'ONNX Runtime')
             try:
                 if not self.ort_node:
@@ -288,6 +297,12 @@ class Runner:
                                                  str(STREAMS)] + self.ort_specs(name) + ['--frames', frames])[0])
             except RunError as e:
                 ort_error = e.reason
+
+        # The two runtimes alternate which one goes first, so neither always meets the machine
+        # as the other left it.
+        for r in range(1 if self.quick else STREAMS_ROUNDS):
+            for side in ((weave_round, ort_round) if r % 2 == 0 else (ort_round, weave_round)):
+                side(r)
         return res, ort_error
 
 
@@ -647,11 +662,19 @@ def streams_table(name, res, ort_error):
                                               fmt(of, 1) if of else '– (%s)' % ort_error,
                                               fmt(med('cpu_per_wall', 'ort'), 2), fmt(med('busy_threads', 'ort'), 0)),
              '']
-    ratio = wf / of if wf and of else None
-    lines.append('- weave / ONNX Runtime total throughput: **%s** (target >= 1.1)%s' % (
-        fmt(ratio, 2), '' if ratio is None or ratio >= 1.1 else ' ✗'))
+    # Each round's own ratio (its two runs ran back to back), then their median: the host's drift
+    # between rounds moves both sides of a round alike.
+    paired = [w['total_fps'] / o['total_fps'] for w, o in zip(res['weave'], res['ort'])]
+    ratio = statistics.median(paired) if paired else None
+    of_medians = wf / of if wf and of else None
+    lines.append('- weave / ONNX Runtime total throughput, median of the %d rounds\' ratios: **%s** (target >= 1.1)%s'
+                 % (len(paired), fmt(ratio, 2), '' if ratio is None or ratio >= 1.1 else ' ✗'))
+    if paired:
+        lines.append('- per round: %s; ratio of the two columns\' medians: %s' % (
+            ', '.join(fmt(x, 2) for x in paired), fmt(of_medians, 2)))
     lines.append('')
-    return lines, {'weave_fps': wf, 'ort_fps': of, 'ratio': ratio, 'ort_error': ort_error, 'runs': res}
+    return lines, {'weave_fps': wf, 'ort_fps': of, 'ratio': ratio, 'ratio_per_round': paired,
+                   'ratio_of_medians': of_medians, 'ort_error': ort_error, 'runs': res}
 
 
 def find_ort():
@@ -795,8 +818,9 @@ def main():
     if 'streams' in only:
         name = STREAMS_MODEL
         md += ['## 6. Many streams in one process', '',
-               'Total frames per second of %d streams of one model in one process, the two runtimes interleaved '
-               'over %d round(s). weave: `bench_pipeline streams` (%d × `appsrc ! weaveinfer ! fakesink`, each '
+               'Total frames per second of %d streams of one model in one process, %s frames per stream, the '
+               'two runtimes interleaved over %d round(s), the first to run alternating from round to round. '
+               'weave: `bench_pipeline streams` (%d × `appsrc ! weaveinfer ! fakesink`, each '
                'appsrc fed by its own thread, weaveinfer `threads` left at its default, all elements sharing one '
                'budget of WEAVE_NUM_THREADS=%d threads). ONNX Runtime: `bench/ort_streams.js` (%d InferenceSession '
                'with intraOpNumThreads 1 and interOpNumThreads 1, each on its own worker_thread: '
@@ -805,7 +829,7 @@ def main():
                'process\'s CPU work (from /proc/self/task), the check that the %d sessions really compute at '
                'once; *CPU s / wall s* is the cores kept busy on average. Model: %s, %s float32 frames, chosen '
                'because a small model is what multi-camera pipelines run and the one where per-frame scheduling '
-               'weighs most.' % (STREAMS, 1 if a.quick else 3, STREAMS, STREAMS_BUDGET, STREAMS, STREAMS, name,
+               'weighs most.' % (STREAMS, STREAMS_FRAMES[1 if a.quick else 0], 1 if a.quick else STREAMS_ROUNDS, STREAMS, STREAMS_BUDGET, STREAMS, STREAMS, name,
                                   MODELS[name][2]), '']
         try:
             res, ort_error = r.streams(name)

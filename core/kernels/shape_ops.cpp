@@ -248,6 +248,17 @@ class SqueezeKernel final : public ReshapeLike {
 
 // ---------------------------------------------------------------- Transpose
 
+// Interleaving of at most this many planes has its own loop in permute_copy.
+constexpr int64_t kFewPlanes = 4;
+
+// dst[i * C + c] = src[c * ld + i] for rows i in [b, e): C planes of 4-byte values interleaved.
+template <int C>
+void interleave_planes(const uint32_t* src, int64_t ld, int64_t b, int64_t e, uint32_t* dst) {
+  for (int64_t i = b; i < e; ++i)
+#pragma GCC unroll 4
+    for (int c = 0; c < C; ++c) dst[i * C + c] = src[c * ld + i];
+}
+
 // Copies `in` (dims d, rank r) permuted by perm into contiguous `out`.
 void permute_copy(const std::byte* in, const Dims& d, std::span<const int> perm, std::byte* out,
                   std::size_t esize, const Parallel& par) {
@@ -268,6 +279,31 @@ void permute_copy(const std::byte* in, const Dims& d, std::span<const int> perm,
   if (p.rank >= 2 && p.strides[0][p.rank - 2] == 1 && p.strides[0][p.rank - 1] != 1 &&
       (esize == 1 || esize == 2 || esize == 4 || esize == 8)) {
     const int64_t rows = p.dims[p.rank - 2], cols = p.dims[p.rank - 1], ld = p.strides[0][p.rank - 1];
+    if (cols <= kFewPlanes && esize == 4 && p.rank == 2) {
+      // A few planes interleaved (an image's NCHW -> NHWC): one pass over the rows with the
+      // plane count known at compile time reads `cols` streams and writes one, where the tiles
+      // below spent their time on loop control around 3-element rows (squeezenet's 3x224x224
+      // input: 0.18 ms).
+      auto* dst = reinterpret_cast<uint32_t*>(out);
+      const auto* src = reinterpret_cast<const uint32_t*>(in);
+      par.for_range(rows, 4096, [&](int64_t b, int64_t e) {
+        switch (cols) {
+          case 1:
+            interleave_planes<1>(src, ld, b, e, dst);
+            break;
+          case 2:
+            interleave_planes<2>(src, ld, b, e, dst);
+            break;
+          case 3:
+            interleave_planes<3>(src, ld, b, e, dst);
+            break;
+          default:
+            interleave_planes<4>(src, ld, b, e, dst);
+            break;
+        }
+      });
+      return;
+    }
     constexpr int64_t kTile = 32;
     const int64_t tiles_r = (rows + kTile - 1) / kTile, tiles_c = (cols + kTile - 1) / kTile;
     const int64_t batch = total / (rows * cols);

@@ -131,6 +131,20 @@ BOOST_AUTO_TEST_CASE(transpose_large_tiled_matches_definition) {
   BOOST_CHECK(ok);
 }
 
+BOOST_AUTO_TEST_CASE(transpose_of_few_planes_matches_definition) {
+  // NCHW -> NHWC of an image with 1 to 4 channels has a loop of its own (5 takes the tiles);
+  // 37 x 41 pixels leave partial chunks and odd plane strides.
+  for (int64_t c = 1; c <= 5; ++c) {
+    Tensor x = random_f32({1, c, 37, 41}, static_cast<uint32_t>(c));
+    Tensor o = run1(with_consts("Transpose", ins(cp(x)), attr_ints("perm", {0, 2, 3, 1})));
+    BOOST_TEST_REQUIRE((o.dims() == Dims{1, 37, 41, c}));
+    bool ok = true;
+    for (int64_t p = 0; p < 37 * 41; ++p)
+      for (int64_t k = 0; k < c; ++k) ok = ok && o.as<float>()[p * c + k] == x.as<float>()[k * 37 * 41 + p];
+    BOOST_TEST(ok, "channels " << c);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(concat_and_split) {
   KernelCase c = with_consts(
       "Concat", ins(make_f32({2, 1}, {1, 2}), make_f32({2, 2}, {3, 4, 5, 6}), make_f32({2, 0}, {})),
