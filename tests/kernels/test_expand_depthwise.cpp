@@ -95,7 +95,9 @@ void check(const Case& k) {
   }
 }
 
-// The pass fuses only pairs large enough to pay; the edge cases here are small on purpose.
+// The pass fuses only pairs large enough to pay; the edge cases here are small on purpose. At 2
+// threads the 7x7 map and the dilated stride-2 one run whole (their two bands would share half
+// their rows), the others in bands.
 struct FuseEverywhere {
   FuseEverywhere() { setenv("WEAVE_FUSE_EXPAND_DEPTHWISE", "all", 1); }
 };
@@ -108,6 +110,9 @@ BOOST_AUTO_TEST_CASE(mobilenet_shapes_match_reference) {
   check({1, 16, 96, 24, 24, 3, 2, 1, 1, "Clip", "Clip"});  // stride 2, MobileNet-v2's block 2
   check({1, 24, 144, 14, 14, 3, 1, 1, 1, "Clip", "Clip"});
   check({1, 160, 960, 7, 7, 3, 1, 1, 1, "Clip", "Clip"});  // narrow: one refill covers the image
+  // Large maps in bands at 2 threads, the second with bands that cross images.
+  check({1, 16, 96, 112, 112, 3, 2, 1, 1, "Clip", "Clip"});  // MobileNet-v2's block 1
+  check({2, 8, 128, 48, 48, 3, 1, 1, 1, "Relu", ""});        // batch 2: bands cross images
 }
 
 BOOST_AUTO_TEST_CASE(band_edges_match_reference) {

@@ -32,6 +32,14 @@ constexpr int64_t kMaxBands = 8;
 // do (rec at 2 threads was 20% slower fused).
 constexpr int64_t kMinOutputRows = 7;
 constexpr int64_t kMinBandRows = 3;
+// Neighbouring bands both expand the rows their windows share. When those rows are at least
+// half of a band's own (MobileNet-v2's 7x7 maps on 2 threads: bands of 3-4 output rows, each
+// expanding 2 more), the map is expanded whole instead (the GEMM split over the threads), then
+// the depthwise runs on it, if that expansion fits in kWholeMapBytes (small enough to stay in L2
+// between the two steps). Its three 7x7 nodes at 2 threads: 0.17-0.18 -> 0.14 ms each (medians
+// of 6 interleaved runs of `weave bench --profile`); its 14x14 and 28x28 ones were 5-10% slower
+// whole, so they keep their bands.
+constexpr int64_t kWholeMapBytes = int64_t{1} << 20;
 
 bool nhwc_conv(const Node& n) {
   return n.op == "Conv" && n.outputs.size() == 1 && n.attrs.get_string("weave_layout") == "NHWC";
@@ -113,8 +121,8 @@ class ExpandDepthwise final : public Kernel {
     if (!geo) return geo.error();
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = Dims{x[0], geo->out[0], geo->out[1], C_};
-    ctx.workspace =
-        static_cast<std::size_t>(bands(x[0] * geo->out[0], bands_) * slice_floats(*geo)) * sizeof(float);
+    const int64_t banded = bands(x[0] * geo->out[0], bands_) * slice_floats(*geo);
+    ctx.workspace = static_cast<std::size_t>(std::max(banded, whole_floats(*geo))) * sizeof(float);
     return {};
   }
 
@@ -130,6 +138,12 @@ class ExpandDepthwise final : public Kernel {
     const float* x = ctx.inputs[0].as<float>();
     float* y = ref::out_f32(ctx, 0);
     auto* scratch = reinterpret_cast<float*>(ctx.workspace.data());
+    const int64_t shared_rows = std::max<int64_t>(0, b.span - b.SH);  // per band boundary
+    if (n_bands > 1 && rows < 2 * shared_rows * n_bands && whole_floats(b.geo) > 0) {
+      for (int64_t n = 0; n < xd[0]; ++n)
+        run_whole(b, x + n * b.IH * b.IW * Cin_, y + n * b.OH * b.OW * C_, scratch, ctx.parallel);
+      return;
+    }
     ctx.parallel.for_range(n_bands, 1, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p)
         run_band(b, x, y, scratch + p * slice, rows * p / n_bands, rows * (p + 1) / n_bands);
@@ -163,6 +177,11 @@ class ExpandDepthwise final : public Kernel {
   int64_t slice_floats(const WindowGeometry& g) const {
     const int64_t f = capacity_rows(g) * g.in[1] * C_;
     return (f + 15) / 16 * 16;  // 64-byte aligned slices
+  }
+  // Floats of one image's whole expansion when it is small enough for run_whole(), else 0.
+  int64_t whole_floats(const WindowGeometry& g) const {
+    const int64_t f = g.in[0] * g.in[1] * C_;
+    return f * static_cast<int64_t>(sizeof(float)) <= kWholeMapBytes ? f : 0;
   }
   std::optional<Band> band_for(const Dims& x) const {
     auto g = geometry(x, std::string());
@@ -219,8 +238,26 @@ class ExpandDepthwise final : public Kernel {
     }
   }
 
+  // One image: the expansion of every input row into buf, then the depthwise convolution of
+  // buf, each step split over the threads.
+  void run_whole(const Band& b, const float* x, float* y, float* buf, const Parallel& par) const {
+    expand(x, b.IH, b.IW, buf, par);
+    DepthwiseArgs a;
+    a.x = buf;
+    a.N = 1, a.IH = b.IH, a.IW = b.IW, a.C = C_;
+    a.y = y;
+    a.OH = b.OH, a.OW = b.OW;
+    a.KH = KH_, a.KW = KW_, a.SH = b.SH, a.SW = b.geo.stride[1], a.DH = b.DH, a.DW = b.geo.dilation[1];
+    a.PT = b.PT, a.PL = b.geo.pad_begin[1];
+    a.w = reinterpret_cast<const float*>(dw_.data());
+    a.c_pad = c_pad_;
+    a.bias = bias_d_.size() > 0 ? reinterpret_cast<const float*>(bias_d_.data()) : nullptr;
+    a.act = act_d_;
+    ops_.depthwise(a, par);
+  }
+
   // The 1x1 expansion of `rows` input rows of width iw into `out` (rows x iw pixels of C_).
-  void expand(const float* x, int64_t rows, int64_t iw, float* out, const Parallel& serial) const {
+  void expand(const float* x, int64_t rows, int64_t iw, float* out, const Parallel& par) const {
     ConvGemmArgs g;
     g.x = x;
     g.IH = rows, g.IW = iw;
@@ -236,7 +273,7 @@ class ExpandDepthwise final : public Kernel {
     g.bias = bias_e_.size() > 0 ? reinterpret_cast<const float*>(bias_e_.data()) : nullptr;
     g.act = act_e_;
     g.zeros = reinterpret_cast<const float*>(zeros_.data());
-    ops_.conv_gemm(g, serial);
+    ops_.conv_gemm(g, par);
   }
 
   const Ops& ops_;
