@@ -220,6 +220,15 @@ std::string appsrc_desc(const std::string& name, const std::string& caps, std::s
          " caps=\"" + caps + "\"";
 }
 
+// The RGB frames the overhead and convert modes push: o.width x o.height, 3 bytes a pixel.
+std::size_t rgb_frame_bytes(const Options& o) {
+  return static_cast<std::size_t>(o.width) * o.height * 3;
+}
+std::string rgb_caps(const Options& o) {
+  return "video/x-raw,format=RGB,width=" + std::to_string(o.width) + ",height=" + std::to_string(o.height) +
+         ",framerate=30/1";
+}
+
 int run_overhead(const Options& o) {
   // The bare executor, configured as weaveinfer configures its own.
   LoadOptions lo;
@@ -244,9 +253,8 @@ int run_overhead(const Options& o) {
     if (Status s = ex->bind_output(k, outputs.back().view()); !s) die("bench_pipeline: " + s.message());
   }
 
-  const std::size_t frame_bytes = static_cast<std::size_t>(o.width) * o.height * 3;
-  const std::string caps = "video/x-raw,format=RGB,width=" + std::to_string(o.width) +
-                           ",height=" + std::to_string(o.height) + ",framerate=30/1";
+  const std::size_t frame_bytes = rgb_frame_bytes(o);
+  const std::string caps = rgb_caps(o);
   GstElement* pipeline =
       launch(appsrc_desc("src", caps, frame_bytes) + " ! weaveconvert name=c ! weaveinfer name=w model=\"" +
              o.model + "\" threads=" + std::to_string(o.threads) +
@@ -382,9 +390,8 @@ int run_streams(const Options& o) {
 }
 
 int run_convert(const Options& o) {
-  const std::size_t frame_bytes = static_cast<std::size_t>(o.width) * o.height * 3;
-  const std::string caps = "video/x-raw,format=RGB,width=" + std::to_string(o.width) +
-                           ",height=" + std::to_string(o.height) + ",framerate=30/1";
+  const std::size_t frame_bytes = rgb_frame_bytes(o);
+  const std::string caps = rgb_caps(o);
   GstElement* pipeline =
       launch(appsrc_desc("src", caps, frame_bytes) +
              " ! weaveconvert name=c ! fakesink name=sink sync=false enable-last-sample=false");

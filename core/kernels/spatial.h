@@ -40,7 +40,9 @@ struct WindowGeometry {
 [[nodiscard]] Expected<WindowAttrs> parse_window_attrs(const Attributes& attrs, const std::string& label);
 
 // Resolves the geometry of a forward window op (Conv/pools) for spatial sizes `in` and kernel
-// sizes `kernel`; errors when the window does not fit or attribute lengths do not match.
+// sizes `kernel`; errors when the window does not fit or attribute lengths do not match. The
+// arithmetic cannot overflow: the plan bounds every dim by kMaxPlannedBytes (2^40), and
+// parse_window_attrs bounds kernel, strides, dilations and pads by 2^20.
 [[nodiscard]] Expected<WindowGeometry> forward_geometry(const WindowAttrs& a, std::span<const int64_t> in,
                                                         std::span<const int64_t> kernel,
                                                         const std::string& label);

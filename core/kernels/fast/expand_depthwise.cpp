@@ -223,18 +223,9 @@ class ExpandDepthwise final : public Kernel {
         expand(x + (n * b.IH + r1) * b.IW * Cin_, end - r1, b.IW, buf + (r1 - r0) * row_floats, serial);
         r1 = end;
       }
-      DepthwiseArgs a;
-      a.x = buf + (lo - r0) * row_floats;
-      a.N = 1, a.IH = r1 - lo, a.IW = b.IW, a.C = C_;
-      a.y = y + (n * b.OH + oh) * b.OW * C_;
-      a.OH = 1, a.OW = b.OW;
-      a.KH = KH_, a.KW = KW_, a.SH = b.SH, a.SW = b.geo.stride[1], a.DH = b.DH, a.DW = b.geo.dilation[1];
-      a.PT = lo - top, a.PL = b.geo.pad_begin[1];
-      a.w = reinterpret_cast<const float*>(dw_.data());
-      a.c_pad = c_pad_;
-      a.bias = bias_d_.size() > 0 ? reinterpret_cast<const float*>(bias_d_.data()) : nullptr;
-      a.act = act_d_;
-      ops_.depthwise(a, serial);
+      ops_.depthwise(depthwise_args(b, buf + (lo - r0) * row_floats, r1 - lo, lo - top,
+                                    y + (n * b.OH + oh) * b.OW * C_, 1),
+                     serial);
     }
   }
 
@@ -242,18 +233,25 @@ class ExpandDepthwise final : public Kernel {
   // buf, each step split over the threads.
   void run_whole(const Band& b, const float* x, float* y, float* buf, const Parallel& par) const {
     expand(x, b.IH, b.IW, buf, par);
+    ops_.depthwise(depthwise_args(b, buf, b.IH, b.PT, y, b.OH), par);
+  }
+
+  // The depthwise convolution of `ih` expanded rows at x (the first one `pt` rows below the
+  // window's top) into `oh` output rows at y.
+  DepthwiseArgs depthwise_args(const Band& b, const float* x, int64_t ih, int64_t pt, float* y,
+                               int64_t oh) const {
     DepthwiseArgs a;
-    a.x = buf;
-    a.N = 1, a.IH = b.IH, a.IW = b.IW, a.C = C_;
+    a.x = x;
+    a.N = 1, a.IH = ih, a.IW = b.IW, a.C = C_;
     a.y = y;
-    a.OH = b.OH, a.OW = b.OW;
+    a.OH = oh, a.OW = b.OW;
     a.KH = KH_, a.KW = KW_, a.SH = b.SH, a.SW = b.geo.stride[1], a.DH = b.DH, a.DW = b.geo.dilation[1];
-    a.PT = b.PT, a.PL = b.geo.pad_begin[1];
+    a.PT = pt, a.PL = b.geo.pad_begin[1];
     a.w = reinterpret_cast<const float*>(dw_.data());
     a.c_pad = c_pad_;
     a.bias = bias_d_.size() > 0 ? reinterpret_cast<const float*>(bias_d_.data()) : nullptr;
     a.act = act_d_;
-    ops_.depthwise(a, par);
+    return a;
   }
 
   // The 1x1 expansion of `rows` input rows of width iw into `out` (rows x iw pixels of C_).
