@@ -182,9 +182,9 @@ BOOST_AUTO_TEST_CASE(conv_winograd_matches_reference) {
 }
 
 // Maps of every pixel count from 1 to 64 (and Winograd tile counts from 1 to 36): the pixels go in
-// blocks of equal rows (impl_conv_gemm.h, kMinMR), so every block height of the micro-kernel and
-// every last, shorter block runs here, through the 1x1 (direct rows), the windowed (address
-// table) and the Winograd GEMMs, each output checked.
+// blocks of nearly equal rows (impl_conv_gemm.h, Blocks), so every block height of the
+// micro-kernel and every mix of longer and shorter blocks runs here, through the 1x1 (direct rows), the
+// windowed (address table) and the Winograd GEMMs, each output checked.
 BOOST_AUTO_TEST_CASE(conv_every_block_height_matches_reference) {
   if (!have_fast()) return;
   Rng r;

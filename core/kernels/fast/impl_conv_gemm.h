@@ -41,18 +41,22 @@ inline constexpr int64_t kMaxChunk = 16;
 inline constexpr int64_t kPrefetchFloats = 1024;
 inline constexpr int kLineFloats = 16;
 
-// Fewest rows of a pixel block: a map of P pixels runs in ceil(P / kMR) blocks of equal rows
-// (49 pixels: 5 blocks of 10 and 9, not 4 of 12 and one of 1), each through the micro-kernel
-// compiled for its row count, so the time follows the real rows.
+// Fewest rows the micro-kernel is compiled for: a block of fewer rows (a map smaller than that)
+// runs the kMinMR-row kernel and stores only its own rows.
 inline constexpr int kMinMR = kMR * 2 / 3;
 
-// Rows of each block for a map of P pixels (or Winograd tiles): as many blocks as kMR rows need,
-// the rows spread evenly over them (at least kMinMR, or kMR for a map smaller than that).
-inline int64_t block_rows(int64_t P) {
-  const int64_t blocks = (P + kMR - 1) / kMR;
-  const int64_t mr = (P + blocks - 1) / blocks;
-  return mr >= kMinMR ? mr : P < kMinMR ? kMR : kMinMR;
-}
+// A map of P pixels (or Winograd tiles) cut into as many blocks as kMR rows need, the rows
+// spread evenly: the first `longer` blocks have lo + 1 rows, the others lo (169 pixels: 4
+// blocks of 12 and 11 of 11, not 14 of 12 and one of 1). Each block runs through the
+// micro-kernel compiled for its row count, so the time follows the real rows.
+struct Blocks {
+  int64_t count, lo, longer;
+  explicit Blocks(int64_t P) : count(P > kMR ? (P + kMR - 1) / kMR : 1), lo(P / count), longer(P % count) {}
+  [[nodiscard]] int64_t first(int64_t b) const { return b * lo + (b < longer ? b : longer); }
+  [[nodiscard]] int rows(int64_t b) const { return static_cast<int>(lo + (b < longer ? 1 : 0)); }
+  // Rows of the kernel that runs block b (>= rows(b); the extra rows repeat its last pixel).
+  [[nodiscard]] int kernel_rows(int64_t b) const { return rows(b) > kMinMR ? rows(b) : kMinMR; }
+};
 
 struct Tile {
   const float* const* a;  // [taps][kMR] row addresses
@@ -277,8 +281,8 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
                          g.Cg <= kRowModeChannels && g.KH * kMR * seg <= kRowFloats;
   const int64_t ttaps = rows_mode ? g.KH : taps;  // "taps" of the micro-kernel
   const int64_t depth = rows_mode ? seg : g.Cg;   // channels of one of those taps
-  const int64_t mr = block_rows(P);
-  const int64_t blocks = (P + mr - 1) / mr;
+  const Blocks bl(P);
+  const int64_t blocks = bl.count;
   // Pixel blocks per task: bounded by the address table (and the border copies), and small
   // enough that a task's input rows stay in the L2 cache while every panel passes over them.
   int64_t chunk = kMaxAddr / (ttaps * kMR);
@@ -322,8 +326,8 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
       for (int64_t blk = b0; blk < b1; ++blk) {
         const float** ab = addr + (blk - b0) * ttaps * kMR;
         for (int r = 0; r < kMR; ++r) {
-          int64_t p = blk * mr + (r < mr ? r : mr - 1);
-          if (p >= P) p = P - 1;  // rows past the end repeat the last pixel; never stored
+          const int rows = bl.rows(blk);
+          const int64_t p = bl.first(blk) + (r < rows ? r : rows - 1);  // rows past its own: never stored
           if (direct) {
             ab[r] = x + p * g.ldx;
             continue;
@@ -338,7 +342,7 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
                 a = g.zeros;
               } else if (iw0 >= 0 && iw0 + g.KW <= g.IW) {
                 a = x + (ih * g.IW + iw0) * g.ldx;
-              } else if (r >= mr) {
+              } else if (r >= rows) {
                 a = ab[kh * kMR + r - 1];  // padding row of the table: never read
               } else {
                 float* b = border + used;
@@ -378,14 +382,14 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
         t.ldy = g.ldy;
         t.ldr = g.ldr;
         for (int64_t blk = b0; blk < b1; ++blk) {
-          const int64_t p0 = blk * mr;
+          const int64_t p0 = bl.first(blk);
           t.a = addr + (blk - b0) * ttaps * kMR;
-          t.rows = static_cast<int>(P - p0 < mr ? P - p0 : mr);
+          t.rows = bl.rows(blk);
           t.y = g.y + n * g.y_image + p0 * g.ldy + gi * g.Mg + col0;
           t.res =
               g.residual != nullptr ? g.residual + n * g.r_image + p0 * g.ldr + gi * g.Mg + col0 : nullptr;
           t.prefetch = blk == b0;
-          run_tile(static_cast<int>(mr), t);
+          run_tile(bl.kernel_rows(blk), t);
         }
       }
     }

@@ -167,9 +167,8 @@ inline void winograd_block(const WinogradArgs& a, int64_t n, int64_t t0, int64_t
       wino_input_tile(a, x, th * 4 - a.PT, tw * 4 - a.PL, v, t, B * Cp);
     }
   });
-  // 36 GEMMs of nt x C by C x M, the tiles in blocks of equal rows (see kMinMR).
-  const int64_t mr = block_rows(nt);
-  const int64_t blocks = (nt + mr - 1) / mr;
+  // 36 GEMMs of nt x C by C x M, the tiles in blocks of nearly equal rows (see Blocks).
+  const Blocks bl(nt);
   par.for_range(36 * panels, 1, [&](int64_t q0, int64_t q1) {
     static const Activation none;
     const float* addr[kMR];
@@ -184,16 +183,14 @@ inline void winograd_block(const WinogradArgs& a, int64_t n, int64_t t0, int64_t
       tl.cols = cols;
       tl.ldy = Mp;
       tl.act = &none;
-      for (int64_t blk = 0; blk < blocks; ++blk) {
-        const int64_t r0 = blk * mr;
-        for (int r = 0; r < mr; ++r) {
-          const int64_t row = r0 + r < nt ? r0 + r : nt - 1;
-          addr[r] = v + (xi * B + row) * Cp;
-        }
-        tl.rows = static_cast<int>(nt - r0 < mr ? nt - r0 : mr);
+      for (int64_t blk = 0; blk < bl.count; ++blk) {
+        const int64_t r0 = bl.first(blk);
+        const int rows = bl.rows(blk), kr = bl.kernel_rows(blk);
+        for (int r = 0; r < kr; ++r) addr[r] = v + (xi * B + r0 + (r < rows ? r : rows - 1)) * Cp;
+        tl.rows = rows;
         tl.y = mx + (xi * B + r0) * Mp + col0;
         tl.prefetch = blk == 0;
-        run_tile(static_cast<int>(mr), tl);
+        run_tile(kr, tl);
       }
     }
   });
