@@ -73,6 +73,9 @@ struct Tile {
   // Prefetch the panel kPrefetchFloats ahead into L2 as it is read: set for the first block that
   // runs a panel, which reads it from memory (the others find it in cache).
   bool prefetch = false;
+  // kMR x kNR floats of the caller's for the accumulators of a tile stored out of line (see
+  // store_tile_from); a buffer of the micro-kernel's own costs it the same registers.
+  float* spill = nullptr;
 };
 
 // The epilogue of a whole tile (every row and column valid), activation known at compile time:
@@ -98,16 +101,22 @@ __attribute__((always_inline)) inline void store_tile(const V (&acc)[MR][NV], co
 
 // acc += the tile's rows x its panel over every tap. PF: prefetch the panel ahead (Tile::prefetch),
 // a compile-time choice that keeps the test and its branch out of the inner loop.
+//
+// The depth loop counts an offset up to 0 against row pointers moved to the end of their rows,
+// so that no loop bound needs a register: 12 row pointers, the offset and the panel pointer take
+// 14 of x86-64's general registers. Counting up to a bound, GCC 12 moved a row pointer through a
+// vector register every iteration (vmovq runs on port 0, one of the two FMA ports).
 template <int MR, int NV, bool PF>
 __attribute__((always_inline)) inline void accumulate(V (&acc)[MR][NV], const Tile& t) {
   const float* b = t.b;
+  const int64_t depth = t.depth;
   for (int64_t tap = 0; tap < t.taps; ++tap) {
     const float* const* ar = t.a + tap * kMR;
     const float* a[MR];
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) a[r] = ar[r];
+    for (int r = 0; r < MR; ++r) a[r] = ar[r] + depth;
 #pragma GCC unroll 2
-    for (int64_t k = 0; k < t.depth; ++k) {
+    for (int64_t k = -depth; k != 0; ++k) {
       V bv[NV];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) bv[v] = Simd::load(b + v * Simd::W);
@@ -126,36 +135,13 @@ __attribute__((always_inline)) inline void accumulate(V (&acc)[MR][NV], const Ti
   }
 }
 
-template <int MR, int NV>
-inline void micro_kernel(const Tile& t) {
-  V acc[MR][NV];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = Simd::zero();
-  if (t.prefetch)
-    accumulate<MR, NV, true>(acc, t);
-  else
-    accumulate<MR, NV, false>(acc, t);
-  // Epilogue: bias, residual, activation, one store per output; whole tiles (the common case)
-  // through store_tile, edge tiles through the general path below.
-  if (t.rows == MR && t.cols == NV * Simd::W) {
-    switch (t.act->kind) {
-#define WEAVE_TILE_CASE(k)                     \
-  case Activation::k:                          \
-    store_tile<MR, NV, Activation::k>(acc, t); \
-    return;
-      WEAVE_TILE_CASE(none)
-      WEAVE_TILE_CASE(relu)
-      WEAVE_TILE_CASE(clip)
-      WEAVE_TILE_CASE(leaky_relu)
-      WEAVE_TILE_CASE(hard_swish)
-      WEAVE_TILE_CASE(sigmoid)
-      WEAVE_TILE_CASE(hard_sigmoid)
-      WEAVE_TILE_CASE(tanh)
-#undef WEAVE_TILE_CASE
-    }
-  }
+// The epilogue of any tile from its accumulators stored row-major in `acc` (rows x NV vectors):
+// edge tiles and the activations whose polynomials need many registers. Out of line, so that
+// the micro-kernel holds little more than its accumulators: with these paths inline, GCC 12
+// spilled vector registers and, short of general ones, moved row pointers through vector
+// registers in the depth loop.
+template <int NV>
+__attribute__((noinline)) void store_tile_from(const float* acc, const Tile& t) {
   V bias[NV];
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
@@ -171,7 +157,7 @@ inline void micro_kernel(const Tile& t) {
     for (int v = 0; v < NV; ++v) {
       const int64_t left = t.cols - v * Simd::W;
       if (left <= 0) break;
-      V o = Simd::add(acc[r][v], bias[v]);
+      V o = Simd::add(Simd::load(acc + (r * NV + v) * Simd::W), bias[v]);
       if (left >= Simd::W) {
         if (rr != nullptr) o = Simd::add(o, Simd::load(rr + v * Simd::W));
         Simd::store(yr + v * Simd::W, activate(o, *t.act));
@@ -182,6 +168,45 @@ inline void micro_kernel(const Tile& t) {
       }
     }
   }
+}
+
+template <int MR, int NV>
+inline void micro_kernel(const Tile& t) {
+  V acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = Simd::zero();
+  if (t.prefetch)
+    accumulate<MR, NV, true>(acc, t);
+  else
+    accumulate<MR, NV, false>(acc, t);
+  // Whole tiles (the common case) with the activations of few instructions: one store per
+  // output straight from the registers.
+  if (t.rows == MR && t.cols == NV * Simd::W) {
+    switch (t.act->kind) {
+#define WEAVE_TILE_CASE(k)                     \
+  case Activation::k:                          \
+    store_tile<MR, NV, Activation::k>(acc, t); \
+    return;
+      WEAVE_TILE_CASE(none)
+      WEAVE_TILE_CASE(relu)
+      WEAVE_TILE_CASE(clip)
+      WEAVE_TILE_CASE(leaky_relu)
+      WEAVE_TILE_CASE(hard_swish)
+      WEAVE_TILE_CASE(hard_sigmoid)
+#undef WEAVE_TILE_CASE
+      case Activation::sigmoid:
+      case Activation::tanh:
+        break;
+    }
+  }
+  // The rest through the caller's buffer.
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) Simd::store(t.spill + (r * NV + v) * Simd::W, acc[r][v]);
+  store_tile_from<NV>(t.spill, t);
 }
 
 // The micro-kernel for a block of `mr` rows (kMinMR <= mr <= kMR) and a panel of `cols` columns.
@@ -255,6 +280,7 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
       }
     });
     if (full * kNR == g.Mg) return;
+    alignas(64) float spill[kMR * kNR];
     for (int64_t n = 0; n < g.N; ++n) {
       const float* addr[kMR];
       for (int r = 0; r < kMR; ++r) addr[r] = g.x + n * g.x_image;
@@ -272,6 +298,7 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
       t.res = g.residual != nullptr ? g.residual + n * g.r_image + col0 : nullptr;
       t.ldr = g.ldr;
       t.act = &g.act;
+      t.spill = spill;
       run_tile(kMR, t);
     }
     return;
@@ -312,6 +339,7 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
   par.for_range(items * splits, 1, [&](int64_t t0, int64_t t1) {
     const float* addr[kMaxAddr];
     alignas(64) float border[kRowFloats];
+    alignas(64) float spill[kMR * kNR];
     int64_t used = 0;  // floats of `border` taken by this task
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t split = task % splits;
@@ -381,6 +409,7 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
         t.act = &g.act;
         t.ldy = g.ldy;
         t.ldr = g.ldr;
+        t.spill = spill;
         for (int64_t blk = b0; blk < b1; ++blk) {
           const int64_t p0 = bl.first(blk);
           t.a = addr + (blk - b0) * ttaps * kMR;

@@ -172,6 +172,7 @@ inline void winograd_block(const WinogradArgs& a, int64_t n, int64_t t0, int64_t
   par.for_range(36 * panels, 1, [&](int64_t q0, int64_t q1) {
     static const Activation none;
     const float* addr[kMR];
+    alignas(64) float spill[kMR * kNR];
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t xi = q / panels, j = q % panels;
       const int64_t col0 = j * kNR, cols = a.M - col0 < kNR ? a.M - col0 : kNR;
@@ -183,6 +184,7 @@ inline void winograd_block(const WinogradArgs& a, int64_t n, int64_t t0, int64_t
       tl.cols = cols;
       tl.ldy = Mp;
       tl.act = &none;
+      tl.spill = spill;
       for (int64_t blk = 0; blk < bl.count; ++blk) {
         const int64_t r0 = bl.first(blk);
         const int rows = bl.rows(blk), kr = bl.kernel_rows(blk);
