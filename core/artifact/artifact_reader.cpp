@@ -479,7 +479,10 @@ Status load_params(const ParamsTable& t, const SharedBytes& file, std::span<cons
       auto codec = CodecRegistry::global().find(codec_name);  // presence checked in check_params
       AlignedBuffer buf;
       try {
-        buf = AlignedBuffer(e.raw, /*zero=*/false);
+        // Big blocks as mapped pages (zeroed by the system, populated in one call): cheaper
+        // than a fault per page, and a fast Factory recycles them into packed weights once
+        // packed (PageRecycling).
+        buf = AlignedBuffer(e.raw, /*zero=*/e.raw >= kPopulateBytes);
       } catch (const std::bad_alloc&) {
         results[i] = fail("cannot allocate ", e.raw, " bytes to decode it");
         continue;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "core/common/buffer.h"
 #include "core/kernels/registry.h"
 #include "core/runtime/param_store.h"
 #include "core/runtime/thread_budget.h"
@@ -94,6 +95,7 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
   ParamRelease release(f->graph_, options);
   const Parallel& par = ThreadBudget::global().parallel(0);
   const int64_t lanes = std::min<int64_t>(par.threads(), std::max<int64_t>(nodes, 1));
+  const PageRecycling recycle;  // the pages of dropped params become packed blocks
   par.for_range(lanes, 1, [&](int64_t, int64_t) {
     for (int64_t i = next.fetch_add(1); i < nodes; i = next.fetch_add(1)) {
       const int n = order[static_cast<std::size_t>(i)];

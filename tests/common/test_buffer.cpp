@@ -84,3 +84,71 @@ BOOST_AUTO_TEST_CASE(empty_page_buffer_maps_nothing) {
   BOOST_TEST(b.data() == nullptr);
   BOOST_TEST(b.mapped_size() == 0u);
 }
+
+// PageRecycling: inside a scope, a freed mapped block (zeroed and >= kPopulateBytes) is kept and
+// the next such block is cut from it, zeroed again, whether it needs fewer pages (the tail goes
+// back) or more (grown by mremap); when the last scope ends, kept blocks are unmapped.
+BOOST_AUTO_TEST_CASE(recycled_pages_come_back_zeroed) {
+  const std::size_t mib = std::size_t{1} << 20;
+  std::byte* kept = nullptr;
+  {
+    const PageRecycling scope;
+    std::byte* first = nullptr;
+    {
+      AlignedBuffer a(2 * mib);
+      first = a.data();
+      std::memset(a.data(), 0xab, a.size());
+    }
+    BOOST_TEST(mapped(first));  // kept, not unmapped
+    {
+      AlignedBuffer b(2 * mib - 100);  // same pages: the freed block itself
+      BOOST_TEST(b.data() == first);
+      BOOST_TEST(all_zero(b.data(), b.size()));
+      std::memset(b.data(), 0xcd, b.size());
+    }
+    {
+      AlignedBuffer c(mib + 4096);  // fewer pages: its tail is unmapped
+      BOOST_TEST(c.data() == first);
+      BOOST_TEST(all_zero(c.data(), c.size()));
+      BOOST_TEST(!mapped(first + 2 * mib - 4096));
+      std::memset(c.data(), 0xef, c.size());
+    }
+    {
+      AlignedBuffer d(5 * mib);  // more pages: grown
+      BOOST_TEST(all_zero(d.data(), d.size()));
+      std::memset(d.data(), 0x11, d.size());
+      kept = d.data();
+    }
+    {
+      const PageRecycling nested;  // an inner scope's end keeps what the outer one holds
+    }
+    BOOST_TEST(mapped(kept));
+  }
+  BOOST_TEST(!mapped(kept));  // the last scope unmapped it
+  // Outside any scope, a freed block goes straight back to the system.
+  std::byte* lone = nullptr;
+  {
+    AlignedBuffer e(2 * mib);
+    lone = e.data();
+  }
+  BOOST_TEST(!mapped(lone));
+}
+
+// Small blocks and unzeroed ones never come from (or go to) the recycled pages.
+BOOST_AUTO_TEST_CASE(small_and_unzeroed_blocks_are_not_recycled) {
+  const PageRecycling scope;
+  std::byte* big = nullptr;
+  {
+    AlignedBuffer a(2 * (std::size_t{1} << 20));
+    big = a.data();
+    std::memset(a.data(), 0xab, a.size());
+  }
+  AlignedBuffer small(4096);
+  BOOST_TEST(small.data() != big);
+  BOOST_TEST(all_zero(small.data(), small.size()));
+  AlignedBuffer unzeroed(2 * (std::size_t{1} << 20), /*zero=*/false);
+  BOOST_TEST(unzeroed.data() != big);
+  AlignedBuffer zeroed(2 * (std::size_t{1} << 20));
+  BOOST_TEST(zeroed.data() == big);
+  BOOST_TEST(all_zero(zeroed.data(), zeroed.size()));
+}
