@@ -42,7 +42,8 @@ TORCH_ARCHS = {'resnet18', 'mobilenet_v2', 'squeezenet1_1', 'lstm_lm'}
 RUNTIMES = ('weave', 'ort', 'opencv', 'torch')
 RUNTIME_NAMES = {'weave': 'weave', 'ort': 'ONNX Runtime', 'opencv': 'OpenCV DNN', 'torch': 'PyTorch'}
 # Timed runs per measurement (quick, full); warm-up runs come on top.
-LATENCY_ITERS = {'ppocr_det': (3, 5), 'ppocr_cls': (25, 50), 'lstm_lm': (25, 50)}
+LATENCY_ITERS = {'ppocr_det': (3, 5), 'ppocr_cls': (25, 50), 'lstm_lm': (25, 50), 'squeezenet1_1': (10, 40),
+                 'mobilenet_v2': (10, 30)}
 # Many streams: squeezenet1_1, a model small enough (0.7 GFLOP) that per-frame scheduling and
 # queueing weigh next to compute, as for the small models multi-camera pipelines run.
 STREAMS_MODEL = 'squeezenet1_1'
