@@ -15,11 +15,14 @@ namespace weave {
 
 namespace {
 
-// An anonymous private mapping of `bytes` rounded up to pages; `mapped` gets its length.
-// MAP_POPULATE hands every page over now instead of at its first touch. nullptr on failure.
-std::byte* map_pages(std::size_t bytes, bool populate, std::size_t& mapped) {
-  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  mapped = align_up(bytes, page);
+// `bytes` rounded up to whole pages.
+std::size_t whole_pages(std::size_t bytes) {
+  return align_up(bytes, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+}
+
+// An anonymous private mapping of `mapped` bytes (whole pages). MAP_POPULATE hands every page
+// over now instead of at its first touch. nullptr on failure.
+std::byte* map_pages(std::size_t mapped, bool populate) {
   void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : 0), -1, 0);
   return p == MAP_FAILED ? nullptr : static_cast<std::byte*>(p);
@@ -117,10 +120,9 @@ void AlignedBuffer::Free::operator()(std::byte* p) const {
 AlignedBuffer::AlignedBuffer(std::size_t bytes, bool zero) : size_(bytes) {
   if (bytes == 0) return;
   if (zero && bytes >= kPopulateBytes) {
-    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    std::size_t mapped = align_up(bytes, page);
+    const std::size_t mapped = whole_pages(bytes);
     std::byte* p = take_recycled(mapped);
-    if (p == nullptr) p = map_pages(bytes, true, mapped);
+    if (p == nullptr) p = map_pages(mapped, true);
     if (p == nullptr) throw std::bad_alloc();
     ptr_ = std::unique_ptr<std::byte[], Free>(p, Free{mapped});
     return;
@@ -134,8 +136,8 @@ AlignedBuffer::AlignedBuffer(std::size_t bytes, bool zero) : size_(bytes) {
 PageBuffer PageBuffer::map(std::size_t bytes) {
   PageBuffer b;
   if (bytes == 0) return b;
-  std::size_t mapped = 0;
-  std::byte* p = map_pages(bytes, false, mapped);
+  const std::size_t mapped = whole_pages(bytes);
+  std::byte* p = map_pages(mapped, false);
   if (p == nullptr) return b;
   b.data_ = p;
   b.size_ = bytes;

@@ -353,8 +353,8 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
       used = 0;
       for (int64_t blk = b0; blk < b1; ++blk) {
         const float** ab = addr + (blk - b0) * ttaps * kMR;
+        const int rows = bl.rows(blk);
         for (int r = 0; r < kMR; ++r) {
-          const int rows = bl.rows(blk);
           const int64_t p = bl.first(blk) + (r < rows ? r : rows - 1);  // rows past its own: never stored
           if (direct) {
             ab[r] = x + p * g.ldx;
@@ -371,7 +371,7 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
               } else if (iw0 >= 0 && iw0 + g.KW <= g.IW) {
                 a = x + (ih * g.IW + iw0) * g.ldx;
               } else if (r >= rows) {
-                a = ab[kh * kMR + r - 1];  // padding row of the table: never read
+                a = ab[kh * kMR + r - 1];  // a row past the block's own: never stored
               } else {
                 float* b = border + used;
                 used += seg;
