@@ -18,7 +18,8 @@ const Ops* ops() {
 }
 
 int64_t scratch_lanes(int64_t most) {
-  const int64_t hw = std::thread::hardware_concurrency();  // 0 when unknown
+  // Read once: each call reads /sys (about 3 us), and every Conv kernel asks at create.
+  static const int64_t hw = std::thread::hardware_concurrency();  // 0 when unknown
   return std::clamp<int64_t>(hw, 1, std::max<int64_t>(1, most));
 }
 
