@@ -265,8 +265,8 @@ class Runner:
         for t in threads_list:
             log('pipeline overhead', name, 'threads', t)
             out[t] = self.json_run([exe, 'overhead', art, '--width', w, '--height', h, '--threads', str(t),
-                                    '--frames', '10',
-                                    '--rounds', '3' if self.quick else '30'])[0]
+                                    '--frames', '4',
+                                    '--rounds', '8' if self.quick else '75'])[0]
         return out
 
     # 6. many streams ---------------------------------------------------------------------------
