@@ -17,7 +17,10 @@
 //     per element; a multi-input element gives one output per pair of inputs), also for every
 //     branch that was added and removed; no element drops a frame (frames-dropped 0);
 //   - no ERROR or WARNING message on the bus, no GLib critical or warning;
-//   - EOS reaches every sink within 60 s (no hang);
+//   - EOS reaches every sink within 60 s, every state change completes, and each of the eight
+//     fixed streams keeps putting out buffers (none silent for SOAK_STALL_SECONDS, default 30)
+//     until EOS: no hang. A hang prints every thread's stack (gdb), then the last step, the
+//     state of the pipeline and of each sink, and the counts, so the end of a log says it all;
 //   - RSS (one sample a second) is printed per phase, with its least-squares slope in MB per 10
 //     minutes. Judged from 40 % on (the second half of the changes, then steady): runs of 10
 //     minutes or more fail at SOAK_MAX_SLOPE_MB (default 1) or above. The first half of the
@@ -106,6 +109,7 @@ GstPadProbeReturn on_src(GstPad*, GstPadProbeInfo* info, gpointer data) {
   return GST_PAD_PROBE_OK;
 }
 
+std::mutex g_counters_mu;  // g_counters grows while the watchdog may read it
 std::vector<std::unique_ptr<Counter>> g_counters;
 std::vector<std::unique_ptr<SinkProbe>> g_probes;
 
@@ -124,6 +128,7 @@ Counter* watch(GstElement* infer, const char* name, std::vector<const char*> sin
   GstPad* pad = gst_element_get_static_pad(infer, src);
   gst_pad_add_probe(pad, kinds, on_src, c.get(), nullptr);
   gst_object_unref(pad);
+  std::lock_guard<std::mutex> lock(g_counters_mu);
   g_counters.push_back(std::move(c));
   return g_counters.back().get();
 }
@@ -136,15 +141,117 @@ void log_handler(const gchar* domain, GLogLevelFlags level, const gchar* message
   ++g_log_problems;
 }
 
-// Every thread's stack, for a hang: gdb attaches to this process (SOAK_GDB=0 turns it off).
-void dump_stacks() {
+// Every thread's stack, for a hang: gdb attaches to this process (SOAK_GDB=0 turns it off) and
+// writes them to `file`; printed is one line per thread, its innermost named frames.
+void dump_stacks(const std::string& file) {
   const char* env = std::getenv("SOAK_GDB");
   if ((env != nullptr && std::string(env) == "0") || std::system("command -v gdb >/dev/null 2>&1") != 0)
     return;
   const std::string cmd = "gdb -p " + std::to_string(::getpid()) +
-                          " -batch -nx -ex 'set pagination off' -ex 'thread apply all bt' </dev/null 1>&2";
-  std::fprintf(stderr, "soak: stacks of every thread (%s):\n", cmd.c_str());
+                          " -batch -nx -ex 'set pagination off' -ex 'thread apply all bt' </dev/null >'" +
+                          file + "' 2>&1";
+  std::fprintf(stderr, "soak: stacks of every thread in %s; innermost frames:\n", file.c_str());
   (void)std::system(cmd.c_str());
+  std::ifstream in(file);
+  std::string line, summary;
+  int frames = 0;
+  auto flush = [&] {
+    if (!summary.empty()) std::fprintf(stderr, "  %s\n", summary.c_str());
+    summary.clear();
+    frames = 0;
+  };
+  while (std::getline(in, line)) {
+    if (line.rfind("Thread ", 0) == 0) {
+      flush();
+      const auto q = line.find('"');
+      const auto q2 = q == std::string::npos ? q : line.find('"', q + 1);
+      summary = q2 == std::string::npos ? line.substr(0, line.find(' ', 7)) : line.substr(q + 1, q2 - q - 1);
+      summary += ":";
+    } else if (line.rfind("#", 0) == 0 && !summary.empty() && frames < 7) {
+      // "#3  0x... in name (args) at file" or "#3  name (args) at file"
+      std::size_t b = line.find(" in ");
+      b = b == std::string::npos ? line.find_first_not_of(' ', line.find(' ')) : b + 4;
+      const std::string name = line.substr(b, line.find(' ', b) - b);
+      // Named frames only, and not the C library's internals of a wait.
+      if (name.empty() || name == "()" || name == "??" || name[0] == '_' || name == "syscall") continue;
+      summary += (frames++ ? " < " : " ") + name;
+    }
+  }
+  flush();
+}
+
+// Debug messages of the elements and of state changes, kept in memory (a ring of 32 KB per
+// thread, kept 45 s after the thread's last message: longer than a stall takes to be noticed)
+// so that a hang can show what led to it. The categories log per state change, flush and task
+// start or pause, not per buffer, so that the run's timing barely changes. On by default for
+// runs under 10 minutes at the default change interval (what CI runs); elsewhere the rings of
+// the many threads that come and go would blur the RSS figures those runs are for. SOAK_TRACE
+// sets the categories and turns it on ("0": off); not applied when GST_DEBUG is set.
+constexpr const char* kTraceCategories =
+    "GST_STATES:5,bin:5,task:5,weaveinfer:5,basesink:4,basesrc:4,tee:4,queue:4,queue_dataflow:4";
+
+bool start_trace(double seconds, bool default_interval) {
+  const char* env = std::getenv("SOAK_TRACE");
+  if (std::getenv("GST_DEBUG") != nullptr || (env != nullptr && std::string(env) == "0") ||
+      (env == nullptr && (seconds >= 600 || !default_interval)))
+    return false;
+  gst_debug_remove_log_function(gst_debug_log_default);
+  gst_debug_set_active(TRUE);
+  gst_debug_set_threshold_from_string(env != nullptr ? env : kTraceCategories, TRUE);
+  gst_debug_add_ring_buffer_logger(32 * 1024, 45);
+  return true;
+}
+
+// Writes the trace to `file` in time order and prints its last `tail` lines.
+void dump_trace(const std::string& file, int tail) {
+  gchar** logs = gst_debug_ring_buffer_logger_get_logs();
+  if (logs == nullptr) return;
+  std::vector<std::string> lines;
+  for (gchar** l = logs; *l != nullptr; ++l) {
+    std::string text(*l);
+    std::size_t b = 0;
+    while (b < text.size()) {
+      std::size_t e = text.find('\n', b);
+      if (e == std::string::npos) e = text.size();
+      if (e > b) lines.emplace_back(text, b, e - b);
+      b = e + 1;
+    }
+  }
+  g_strfreev(logs);
+  std::stable_sort(lines.begin(), lines.end());  // lines start with the time, fixed width
+  std::ofstream out(file);
+  for (const auto& l : lines) out << l << '\n';
+  std::fprintf(stderr, "soak: %zu debug lines in %s; the last %d:\n", lines.size(), file.c_str(), tail);
+  for (std::size_t i = lines.size() > static_cast<std::size_t>(tail) ? lines.size() - tail : 0;
+       i < lines.size(); ++i)
+    std::fprintf(stderr, "  %s\n", lines[i].c_str());
+}
+
+// The state of the pipeline and of every sink (current, pending): which sink never prerolled.
+void report_states(GstElement* pipeline) {
+  auto line = [](GstElement* e, const char* after) {
+    GST_OBJECT_LOCK(e);
+    const GstState cur = GST_STATE(e), pending = GST_STATE_PENDING(e);
+    GST_OBJECT_UNLOCK(e);
+    std::fprintf(stderr, "  %s%s%s: %s (pending %s)\n", GST_OBJECT_NAME(e), after[0] ? " after " : "", after,
+                 gst_element_state_get_name(cur), gst_element_state_get_name(pending));
+  };
+  line(pipeline, "");
+  GstIterator* it = gst_bin_iterate_sinks(GST_BIN(pipeline));
+  GValue v = G_VALUE_INIT;
+  while (gst_iterator_next(it, &v) == GST_ITERATOR_OK) {
+    auto* sink = GST_ELEMENT(g_value_get_object(&v));
+    GstPad* pad = gst_element_get_static_pad(sink, "sink");
+    GstPad* peer = pad ? gst_pad_get_peer(pad) : nullptr;
+    GstElement* up = peer ? gst_pad_get_parent_element(peer) : nullptr;
+    line(sink, up ? GST_OBJECT_NAME(up) : "?");
+    if (up) gst_object_unref(up);
+    if (peer) gst_object_unref(peer);
+    if (pad) gst_object_unref(pad);
+    g_value_reset(&v);
+  }
+  g_value_unset(&v);
+  gst_iterator_free(it);
 }
 
 double rss_mb() {
@@ -268,6 +375,11 @@ bool remove_branch(Soak& s, Branch& b) {
   gst_element_release_request_pad(tee, b.tee_pad);
   gst_object_unref(b.tee_pad);
   gst_object_unref(tee);
+  // Locked first: the pipeline may still be finishing a state change of its own (going back to
+  // PLAYING once every sink prerolled after a seek, in a thread of its own), and it would set an
+  // unlocked element of the branch back to PLAYING between our NULL and the removal; the branch
+  // would then be disposed while it runs (seen with changes 0.1 s apart on one CPU).
+  for (GstElement* e : {b.queue, b.convert, b.infer, b.sink}) gst_element_set_locked_state(e, TRUE);
   for (GstElement* e : {b.queue, b.convert, b.infer, b.sink}) {
     gst_element_set_state(e, GST_STATE_NULL);
     gst_bin_remove(GST_BIN(s.pipeline), e);
@@ -317,6 +429,7 @@ int main(int argc, char** argv) {
   const double max_slope = max_slope_env ? std::atof(max_slope_env) : 1.0;
   const char* interval_env = std::getenv("SOAK_CHANGE_INTERVAL");
   const double change_interval = interval_env ? std::max(0.05, std::atof(interval_env)) : 2.0;
+  const bool tracing = start_trace(seconds, interval_env == nullptr);
   Soak s;
   s.model_dir = argv[1];
   s.cache_dir = argv[2];
@@ -357,9 +470,13 @@ int main(int argc, char** argv) {
   });
 
   bool ok = true;
+  std::mutex failures_mu;
+  std::vector<std::string> failures;  // repeated at the end of a hang's report
   auto fail = [&](const std::string& what) {
     std::fprintf(stderr, "soak: FAIL: %s\n", what.c_str());
     ok = false;
+    std::lock_guard<std::mutex> lock(failures_mu);
+    failures.push_back(what);
   };
   gst_element_set_state(s.pipeline, GST_STATE_PLAYING);
   s.run_for(0.2 * seconds);
@@ -369,28 +486,75 @@ int main(int argc, char** argv) {
   Branch* live = nullptr;
   int changes = 0, pauses = 0, seeks = 0, added = 0, removed = 0;
   const auto churn_end = t0 + std::chrono::duration<double>(0.6 * seconds);
-  // A watchdog: a state change or EOS that never completes is a hang, reported as a failure
-  // with the counts so far rather than a test that never ends.
+  // A watchdog: a state change or EOS that never completes is a hang, and so is an element of
+  // the fixed streams that puts out nothing for SOAK_STALL_SECONDS (default 30) before EOS (e.g.
+  // a pipeline left PAUSED because one sink never prerolled after a seek). Either is reported as
+  // a failure with the counts so far rather than a test that never ends.
+  const char* stall_env = std::getenv("SOAK_STALL_SECONDS");
+  const double stall_seconds = stall_env ? std::max(1.0, std::atof(stall_env)) : 30.0;
   std::atomic<int64_t> watchdog_deadline{0};
+  std::atomic<bool> watch_stalls{true};
+  std::mutex step_mu;
+  std::string step = "warm-up";
   auto arm = [&](const char* what, int s_) {
-    std::printf("soak: %.1f s: %s\n", std::chrono::duration<double>(Clock::now() - t0).count(), what);
+    const double now = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::printf("soak: %.1f s: %s\n", now, what);
+    {
+      std::lock_guard<std::mutex> lock(step_mu);
+      char at[32];
+      std::snprintf(at, sizeof at, " (at %.1f s)", now);
+      step = what + std::string(at);
+    }
     watchdog_deadline =
         std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count() + s_;
   };
+  std::vector<Counter*> fixed;  // the eight fixed streams; branches are added after these
+  for (const auto& c : g_counters) fixed.push_back(c.get());
+  const std::size_t fixed_streams = fixed.size();
   std::thread watchdog([&] {
+    std::vector<uint64_t> last_out(fixed_streams, 0);
+    std::vector<Clock::time_point> last_change(fixed_streams, Clock::now());
     while (!stop) {
       const int64_t d = watchdog_deadline;
-      const int64_t now =
-          std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count();
-      if (d != 0 && now > d) {
-        std::fprintf(stderr, "soak: FAIL: hang: the last step did not complete within its time\n");
-        for (const auto& c : g_counters)
-          std::fprintf(stderr, "  %s in %llu/%llu out %llu flushes %llu\n", c->name.c_str(),
-                       static_cast<unsigned long long>(c->in[0].load()),
-                       static_cast<unsigned long long>(c->in[1].load()),
-                       static_cast<unsigned long long>(c->out.load()),
-                       static_cast<unsigned long long>(c->flushes.load()));
-        dump_stacks();
+      const auto now_tp = Clock::now();
+      const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(now_tp.time_since_epoch()).count();
+      std::string why;
+      if (d != 0 && now > d) why = "hang: the last step did not complete within its time";
+      for (std::size_t i = 0; i < fixed_streams && why.empty(); ++i) {
+        const uint64_t out = fixed[i]->out.load();
+        if (out != last_out[i] || !watch_stalls) {
+          last_out[i] = out;
+          last_change[i] = now_tp;
+        } else if (std::chrono::duration<double>(now_tp - last_change[i]).count() > stall_seconds) {
+          why = "stall: " + fixed[i]->name + " put out nothing for " +
+                std::to_string(static_cast<int>(stall_seconds)) + " s";
+        }
+      }
+      if (!why.empty()) {
+        std::string last;
+        {
+          std::lock_guard<std::mutex> lock(step_mu);
+          last = step;
+        }
+        dump_stacks(s.model_dir + "/soak-stacks.txt");
+        if (tracing) dump_trace(s.model_dir + "/soak-trace.txt", 60);
+        // After the stacks, so that the end of the output (what a CI log keeps) says what failed.
+        std::fprintf(stderr, "soak: last step: %s\n", last.c_str());
+        report_states(s.pipeline);
+        {
+          std::lock_guard<std::mutex> lock(g_counters_mu);
+          for (const auto& c : g_counters)
+            std::fprintf(stderr, "  %s in %llu/%llu out %llu flushes %llu\n", c->name.c_str(),
+                         static_cast<unsigned long long>(c->in[0].load()),
+                         static_cast<unsigned long long>(c->in[1].load()),
+                         static_cast<unsigned long long>(c->out.load()),
+                         static_cast<unsigned long long>(c->flushes.load()));
+        }
+        {
+          std::lock_guard<std::mutex> lock(failures_mu);
+          for (const auto& f : failures) std::fprintf(stderr, "soak: FAIL (earlier): %s\n", f.c_str());
+        }
+        std::fprintf(stderr, "soak: FAIL: %s\n", why.c_str());
         std::_Exit(1);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -439,7 +603,10 @@ int main(int argc, char** argv) {
   s.run_for(
       std::chrono::duration<double>(t0 + std::chrono::duration<double>(seconds) - Clock::now()).count());
 
+  if (s.eos) fail("EOS on the bus before the end of the run (a stream ended early)");
+  s.eos = false;
   arm("EOS", 90);
+  watch_stalls = false;  // outputs end now
   gst_element_send_event(s.pipeline, gst_event_new_eos());
   const auto deadline = Clock::now() + std::chrono::seconds(60);
   while (!s.eos && Clock::now() < deadline) s.poll(100 * GST_MSECOND);
@@ -504,6 +671,7 @@ int main(int argc, char** argv) {
 
   gst_object_unref(s.bus);
   gst_object_unref(s.pipeline);
+  if (tracing) gst_debug_remove_ring_buffer_logger();
   gst_deinit();
   std::printf("soak: %s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
