@@ -15,6 +15,7 @@
 #include "core/import/canonicalize.h"
 #include "core/import/guarded_inference.h"
 #include "core/import/onnx_tensor.h"
+#include "core/import/schema_check.h"
 #include "core/kernels/registry.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
@@ -56,28 +57,11 @@ Expected<TypeInfo> type_info(const onnx::TypeProto& t, const std::string& what) 
   return out;
 }
 
-// Old exporters leave AttributeProto.type unset; recover it from the field that is filled.
-onnx::AttributeProto::AttributeType attr_type(const onnx::AttributeProto& a) {
-  using A = onnx::AttributeProto;
-  if (a.type() != A::UNDEFINED) return a.type();
-  if (a.has_f()) return A::FLOAT;
-  if (a.has_i()) return A::INT;
-  if (a.has_s()) return A::STRING;
-  if (a.has_t()) return A::TENSOR;
-  if (a.has_g()) return A::GRAPH;
-  if (a.floats_size()) return A::FLOATS;
-  if (a.ints_size()) return A::INTS;
-  if (a.strings_size()) return A::STRINGS;
-  if (a.tensors_size()) return A::TENSORS;
-  if (a.graphs_size()) return A::GRAPHS;
-  return A::UNDEFINED;
-}
-
 Expected<AttrValue> convert_attr(const onnx::AttributeProto& a, const std::string& where) {
   using A = onnx::AttributeProto;
   const std::string what = where + ": attribute '" + a.name() + "'";
   if (!a.ref_attr_name().empty()) return make_error(what, ": references a function attribute, not supported");
-  switch (attr_type(a)) {
+  switch (onnx_import::attribute_type(a)) {
     case A::INT:
       return AttrValue(static_cast<int64_t>(a.i()));
     case A::FLOAT:
@@ -161,6 +145,8 @@ class Importer {
   Expected<Graph> run() {
     if (!model_.has_graph()) return err("no graph in the model (not an ONNX model, or truncated)");
     WEAVE_TRY(read_header());
+    // Before anything reads an attribute: each node against its op's schema.
+    WEAVE_TRY(check_schemas(*model_.mutable_graph(), ""));
     const auto& gp = model_.graph();
     for (int i = 0; i < gp.initializer_size(); ++i) WEAVE_TRY(add_initializer(gp.initializer(i)));
     if (gp.sparse_initializer_size() > 0) return err("sparse initializers are not supported");
@@ -169,7 +155,7 @@ class Importer {
     if (!unsupported_.empty()) return unsupported_error();
     for (int i = 0; i < gp.output_size(); ++i) WEAVE_TRY(add_output(gp.output(i)));
     if (g_.outputs.empty()) return err("the graph has no outputs");
-    if (opt_.infer_shapes) infer_shapes();
+    if (opt_.infer_shapes) WEAVE_TRY(infer_shapes());
     WEAVE_TRY(fill_output_infos());
     if (Status s = canonicalize_opset(g_, opset_); !s) return s.error().context(label_);
     if (Status s = lower_sequences(g_, opset_); !s) return s.error().context(label_);
@@ -183,6 +169,8 @@ class Importer {
   Status read_header() {
     bool found = false;
     for (const auto& o : model_.opset_import()) {
+      if (o.version() >= 1 && o.version() <= INT_MAX)
+        opsets_[default_domain(o.domain()) ? std::string() : o.domain()] = static_cast<int>(o.version());
       if (default_domain(o.domain())) {
         opset_ = static_cast<int>(o.version());
         found = true;
@@ -193,6 +181,7 @@ class Importer {
     if (!found && !training_domain_only())
       return err("the model declares no opset for the default ONNX domain");
     if (!found) opset_ = kNewestOpset;
+    opsets_[""] = opset_;
     if (opset_ < 1) return err("invalid opset " + std::to_string(opset_));
     std::string producer = model_.producer_name();
     if (!model_.producer_version().empty())
@@ -266,9 +255,27 @@ class Importer {
     return registry_.supports(op);
   }
 
+  // Every node whose op is taken (and those of its subgraphs) checked against its schema; an
+  // attribute's kind left unset by an old exporter is set from its value on the way.
+  Status check_schemas(onnx::GraphProto& graph, const std::string& prefix) {
+    for (int i = 0; i < graph.node_size(); ++i) {
+      onnx::NodeProto& n = *graph.mutable_node(i);
+      if (!op_supported(n)) continue;  // reported with the other unsupported ops
+      const std::string where = prefix + onnx_import::node_where(i, n);
+      if (const onnx::OpSchema* schema = onnx_import::schema_for(n, opsets_))
+        if (Status s = onnx_import::check_node_schema(n, *schema, where); !s)
+          return s.error().context(label_);
+      for (onnx::AttributeProto& a : *n.mutable_attribute()) {
+        if (a.has_g()) WEAVE_TRY(check_schemas(*a.mutable_g(), where + " " + a.name() + ": "));
+        for (onnx::GraphProto& g : *a.mutable_graphs())
+          WEAVE_TRY(check_schemas(g, where + " " + a.name() + ": "));
+      }
+    }
+    return {};
+  }
+
   Status add_node(const onnx::NodeProto& n, int index) {
-    const std::string where = "node " + std::to_string(index) + " (" + n.op_type() +
-                              (n.name().empty() ? "" : " '" + n.name() + "'") + ")";
+    const std::string where = onnx_import::node_where(index, n);
     if (n.op_type().empty()) return err(where + ": has no op type");
     if (n.op_type() == "Constant" && default_domain(n.domain())) {
       if (n.output_size() != 1 || n.output(0).empty()) return err(where + ": Constant needs one output");
@@ -539,13 +546,20 @@ class Importer {
 
   // Fills intermediate dtypes/shapes from ONNX shape inference. Inference is best effort: a
   // model it cannot fully type still imports, with unknown dims left dynamic.
-  void infer_shapes() {
+  Status infer_shapes() {
+    // Model-local functions are never run here (a node calling one is an unsupported op), but
+    // libonnx infers through them without a depth limit and without the checks above: one that
+    // calls itself overflowed the stack. They go before inference.
+    model_.clear_functions();
     try {
       onnx::ShapeInferenceOptions o(/*check_type=*/false, /*strict=*/0, /*data_prop=*/true);
       onnx::shape_inference::InferShapes(model_, &onnx_import::GuardedSchemaRegistry::instance(), o);
     } catch (const std::exception&) {
       // Keep whatever was inferred before the failure.
     }
+    // A node the guard kept from inference breaks a precondition of its op: name it.
+    if (Status s = onnx_import::check_inferred_graph(*model_.mutable_graph(), opsets_); !s)
+      return s.error().context(label_);
     const auto& gp = model_.graph();
     auto apply = [&](const onnx::ValueInfoProto& vi) {
       auto it = by_name_.find(vi.name());
@@ -563,6 +577,7 @@ class Importer {
     };
     for (const auto& vi : gp.value_info()) apply(vi);
     for (const auto& vi : gp.output()) apply(vi);
+    return {};
   }
 
   Status fill_output_infos() {
@@ -598,6 +613,7 @@ class Importer {
   const KernelRegistry& registry_;
   Graph g_;
   int opset_ = 0;
+  onnx_import::OpsetVersions opsets_;
   std::unordered_map<std::string, int32_t> by_name_;
   std::map<std::string, std::vector<std::string>> unsupported_;  // op -> node names
   std::vector<const onnx::ValueInfoProto*> declared_outputs_;

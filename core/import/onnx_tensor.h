@@ -24,6 +24,17 @@ struct DecodedTensor {
   std::vector<uint8_t> bytes;  // numel * dtype_size, little-endian, C-contiguous
 };
 
+// What a TensorProto holds, once checked: its element type, dims and element count.
+struct TensorLayout {
+  DType dtype = DType::undefined;
+  Shape shape;
+  uint64_t numel = 1;
+};
+
+// Checks a TensorProto without copying it: a supported element type, sane dims, at most
+// kMaxTensorBytes, and raw_data or the typed field holding exactly the elements the dims say.
+[[nodiscard]] Expected<TensorLayout> check_tensor(const onnx::TensorProto& t, const std::string& what);
+
 // Decodes raw_data or the typed fields (float_data, int32_data, int64_data, double_data,
 // uint64_data). External data, string tensors and segmented tensors are rejected. `what` names
 // the tensor in messages ("initializer 'conv1.weight'").

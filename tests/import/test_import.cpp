@@ -14,8 +14,10 @@
 #include "core/import/onnx_import.h"
 #include "core/kernels/registry.h"
 #include "onnx/onnx_pb.h"
+#include "tests/import/onnx_build.h"
 
 using namespace weave;
+using namespace weave::test;
 namespace fs = std::filesystem;
 
 namespace {
@@ -79,76 +81,6 @@ bool contains(const std::string& s, const std::string& part) {
 std::string temp_path(const std::string& name) {
   return (fs::temp_directory_path() / ("weave_test_import_" + std::to_string(::getpid()) + "_" + name))
       .string();
-}
-
-// --- hand-built models -------------------------------------------------------------------
-
-void set_tensor_type(onnx::ValueInfoProto* vi, const std::string& name, int elem, std::vector<int64_t> dims) {
-  vi->set_name(name);
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto* shape = tt->mutable_shape();
-  for (int64_t d : dims) {
-    auto* dim = shape->add_dim();
-    if (d >= 0)
-      dim->set_dim_value(d);
-    else
-      dim->set_dim_param("n");
-  }
-}
-
-onnx::ModelProto base_model(int opset) {
-  onnx::ModelProto m;
-  m.set_ir_version(7);
-  m.set_producer_name("weave-test");
-  m.set_producer_version("1");
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(opset);
-  m.mutable_graph()->set_name("g");
-  return m;
-}
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::string& name,
-                          std::vector<std::string> in, std::vector<std::string> out) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (auto& s : in) n->add_input(s);
-  for (auto& s : out) n->add_output(s);
-  return n;
-}
-
-void add_ints_attr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (auto x : v) a->add_ints(x);
-}
-
-void add_int_attr(onnx::NodeProto* n, const std::string& name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
-void add_float_attr(onnx::NodeProto* n, const std::string& name, float v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-
-Expected<Graph> import_proto(const onnx::ModelProto& m, const std::string& label, ImportOptions opt = {}) {
-  std::string bytes = m.SerializeAsString();
-  return import_onnx_bytes(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), label, opt);
-}
-
-ImportOptions no_op_check() {
-  ImportOptions o;
-  o.check_ops = false;
-  return o;
 }
 
 template <class T>
@@ -437,8 +369,8 @@ BOOST_AUTO_TEST_CASE(initializer_forms) {
   int64_t rv[2] = {10, -20};
   raw->set_raw_data(std::string(reinterpret_cast<const char*>(rv), sizeof rv));
   add_node(g, "Mul", "m", {"x", "f"}, {"y"});
-  add_node(g, "Cast", "c", {"i8"}, {"z"});
-  add_node(g, "Cast", "c2", {"raw"}, {"w"});
+  add_int_attr(add_node(g, "Cast", "c", {"i8"}, {"z"}), "to", onnx::TensorProto::INT32);
+  add_int_attr(add_node(g, "Cast", "c2", {"raw"}, {"w"}), "to", onnx::TensorProto::INT32);
   auto* k = add_node(g, "Constant", "k", {}, {"kv"});
   auto* ka = k->add_attribute();
   ka->set_name("value_ints");
@@ -534,10 +466,12 @@ BOOST_AUTO_TEST_CASE(old_opset_forms_are_canonicalized) {
   auto* sm2 = add_node(g, "Softmax", "sm_last", {"x"}, {"sm2"});
   add_int_attr(sm2, "axis", 2);
   auto* up_scales = add_node(g, "Constant", "scales", {}, {"sc"});
-  auto* a = up_scales->add_attribute();
-  a->set_name("value_floats");
-  a->set_type(onnx::AttributeProto::FLOATS);
-  for (float v : {1.f, 1.f, 2.f}) a->add_floats(v);
+  auto* a = up_scales->add_attribute();  // Constant-9 takes a tensor only
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  a->mutable_t()->add_dims(3);
+  for (float v : {1.f, 1.f, 2.f}) a->mutable_t()->add_float_data(v);
   add_node(g, "Upsample", "up", {"x", "sc"}, {"u"});
   for (const char* o : {"q", "sm1", "sm2", "u"}) set_tensor_type(g->add_output(), o, 1, {});
 
@@ -598,8 +532,12 @@ BOOST_AUTO_TEST_CASE(corrupted_bytes_never_crash) {
   for (float v : {1.f, 2.f, 3.f, 4.f}) w->add_float_data(v);
   auto* conv = add_node(g, "Conv", "conv", {"x", "w"}, {"c"});
   add_ints_attr(conv, "kernel_shape", {1, 1});
-  auto* s = add_node(g, "Slice", "slice", {"c", "w"}, {"s"});
-  (void)s;
+  auto* se = g->add_initializer();  // Slice-11's starts and ends
+  se->set_name("se");
+  se->set_data_type(onnx::TensorProto::INT64);
+  se->add_dims(1);
+  se->add_int64_data(0);
+  add_node(g, "Slice", "slice", {"c", "se", "se"}, {"s"});
   add_node(g, "Relu", "relu", {"c"}, {"y"});
   set_tensor_type(g->add_output(), "y", 1, {1, 2, 4, 4});
   const std::string good = m.SerializeAsString();

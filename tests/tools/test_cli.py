@@ -204,6 +204,12 @@ for n in [10, 1000, len(onnx_bytes) // 3]:
     expect_error(f"truncated .onnx at {n}", ["compile", write(f"trunc{n}.onnx", onnx_bytes[:n]), "-o", tmp("t.weave")],
                  f"trunc{n}.onnx")
 
+# The hostile model that crashed libonnx's shape inference in CI (docs/reliability.md): an error
+# naming the node and the attribute from every command that reads a model.
+hostile = os.path.join(SRC, "tests/fuzz/onnx/convinteger-float-input-rank1-weight-int-auto-pad")
+for cmd in (["inspect", hostile], ["compile", hostile, "-o", tmp("h.weave")], ["bench", hostile, "--iters", "1"]):
+    expect_error(f"{cmd[0]} of a hostile model", cmd, "node 2 (ConvInteger)", "attribute 'auto_pad' is of kind INT")
+
 x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
 y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
 graph = helper.make_graph([
