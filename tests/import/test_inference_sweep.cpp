@@ -6,7 +6,8 @@
 // found them one at a time, the sweep enumerates the shapes they need:
 //   - input and output counts from the schema's minimum up to a few more;
 //   - inputs of rank 0..5 (dims 2/3, a zero dim, a symbolic dim, an unknown dim), one input
-//     without type or without shape, every input of one kind or one input changed at a time;
+//     without type or without shape, every input of one kind or one input changed at a time
+//     (the others of rank 2 or 4);
 //   - every INT/INTS/FLOAT/FLOATS/STRING attribute set alone to hostile values (0, -1, -2, 1,
 //     2, 2^31, 2^32, INT64_MAX, INT64_MIN; lists of length 0, 1, rank-1, rank, rank+1, 2*rank)
 //     or given with the wrong kind, with inputs of ranks 0..4;
@@ -322,11 +323,15 @@ class Sweeper {
         NodeSpec n = base(inputs, outputs, 0);
         for (auto& in : n.inputs) in.dims = dims;
         emit(n, "all inputs rank " + std::to_string(rank) + names[kind]);
-        for (int i = 0; i < inputs && inputs > 1; ++i) {
-          NodeSpec one = base(inputs, outputs, 2);
-          one.inputs[static_cast<std::size_t>(i)].dims = dims;
-          emit(one, "input " + std::to_string(i) + " rank " + std::to_string(rank) + names[kind]);
-        }
+        // One input changed against the others at a matrix's rank and at an image's (a
+        // ConvInteger weight of rank 1 under a rank-4 input read past its dims).
+        for (int i = 0; i < inputs && inputs > 1; ++i)
+          for (int others : {2, 4}) {
+            NodeSpec one = base(inputs, outputs, others);
+            one.inputs[static_cast<std::size_t>(i)].dims = dims;
+            emit(one, "input " + std::to_string(i) + " rank " + std::to_string(rank) + names[kind] +
+                          ", others rank " + std::to_string(others));
+          }
       }
     for (int i = 0; i < inputs; ++i)
       for (InputKind k : {InputKind::no_type, InputKind::no_shape, InputKind::absent}) {
