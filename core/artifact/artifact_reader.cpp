@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <new>
 #include <set>
-#include <thread>
 #include <vector>
 
 #include "core/artifact/artifact.h"
@@ -14,6 +13,7 @@
 #include "core/artifact/codec.h"
 #include "core/artifact/format.h"
 #include "core/artifact/mapped_file.h"
+#include "core/runtime/thread_budget.h"
 
 namespace weave {
 namespace {
@@ -465,7 +465,7 @@ Status load_params(const ParamsTable& t, const SharedBytes& file, std::span<cons
                            : SharedBytes::copy_of(blob);
   }
 
-  // Decoding dominates load time: spread the compressed params over the machine's cores.
+  // Decoding dominates load time: spread the compressed params over the cores.
   std::vector<Status> results(compressed.size());
   std::atomic<std::size_t> next{0};
   auto decode_some = [&] {
@@ -500,12 +500,11 @@ Status load_params(const ParamsTable& t, const SharedBytes& file, std::span<cons
       g.params[p].data = SharedBytes::from(std::move(buf));
     }
   };
-  const unsigned helpers =
-      compressed.size() < 4 ? 0 : std::min(std::max(1u, std::thread::hardware_concurrency()), 8u) - 1;
-  std::vector<std::thread> threads;
-  for (unsigned i = 0; i < helpers; ++i) threads.emplace_back(decode_some);
-  decode_some();
-  for (auto& th : threads) th.join();
+  // On the process's compute slots (R12: WEAVE_NUM_THREADS bounds every thread weave runs),
+  // each lane taking the next param left.
+  const Parallel& par = ThreadBudget::global().parallel(0);
+  const int64_t lanes = compressed.size() < 4 ? 1 : std::min<int64_t>(par.threads(), 8);
+  par.for_range(lanes, 1, [&](int64_t, int64_t) { decode_some(); });
   for (Status& s : results)
     if (!s) return s;
   return {};
