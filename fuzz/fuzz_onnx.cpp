@@ -7,7 +7,9 @@
 // Random bytes rarely make a valid ModelProto, so the custom mutator works on the parsed model
 // half of the time: it changes op types (to ops the registry knows), attribute values, tensor
 // and value dims and dtypes, node inputs, the opset, and adds, duplicates or drops nodes, then
-// serializes the model again. The other half are libFuzzer's own byte mutations.
+// serializes the model again. The other half are libFuzzer's own byte mutations. Attributes it
+// adds are mostly of the kind the op's schema declares, so that mutations get past the
+// importer's schema check to shape inference and the kernels.
 #include <climits>
 #include <cstring>
 #include <random>
@@ -20,6 +22,7 @@
 #include "core/kernels/registry.h"
 #include "core/runtime/factory.h"
 #include "fuzz/fuzz_util.h"
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
@@ -99,6 +102,17 @@ void mutate_attribute(Rng& rng, onnx::AttributeProto& a) {
   }
 }
 
+// The kind the op's newest schema gives attribute `name`, or UNDEFINED.
+onnx::AttributeProto::AttributeType declared_kind(const onnx::NodeProto& n, const std::string& name) {
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(n.op_type(), n.domain());
+  if (s == nullptr) return onnx::AttributeProto::UNDEFINED;
+  const auto it = s->attributes().find(name);
+  return it == s->attributes().end() ? onnx::AttributeProto::UNDEFINED : it->second.type;
+}
+
+// An attribute of a name many ops take; of the kind the op declares three times in four (the
+// importer refuses a declared attribute of another kind before anything reads it, and that
+// check is reached the fourth time).
 void add_attribute(Rng& rng, onnx::NodeProto& n) {
   static const char* kNames[] = {
       "axis",    "axes",     "perm",      "kernel_shape", "pads",      "strides",       "dilations",
@@ -107,7 +121,22 @@ void add_attribute(Rng& rng, onnx::NodeProto& n) {
       "largest", "auto_pad", "ceil_mode", "hidden_size",  "direction", "output_padding"};
   auto* a = n.add_attribute();
   a->set_name(kNames[rng() % std::size(kNames)]);
-  if (rng() % 2) {
+  const auto kind = declared_kind(n, a->name());
+  if (kind == onnx::AttributeProto::STRING && rng() % 4) {
+    static const char* kModes[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID", "nearest",
+                                   "linear", "DCR",        "CRD",        ""};
+    a->set_type(kind);
+    a->set_s(kModes[rng() % std::size(kModes)]);
+  } else if (kind == onnx::AttributeProto::FLOAT && rng() % 4) {
+    a->set_type(kind);
+    a->set_f(static_cast<float>(interesting(rng)) / 4.0f);
+  } else if ((kind == onnx::AttributeProto::INT || kind == onnx::AttributeProto::INTS) && rng() % 4) {
+    a->set_type(kind);
+    if (kind == onnx::AttributeProto::INT)
+      a->set_i(interesting(rng));
+    else
+      for (int i = 0, k = static_cast<int>(rng() % 6); i < k; ++i) a->add_ints(interesting(rng));
+  } else if (rng() % 2) {
     a->set_type(onnx::AttributeProto::INT);
     a->set_i(interesting(rng));
   } else {

@@ -1,102 +1,59 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of fuzz/ in the sanitizer build (build-asan/, configured by
-# scripts/asan_setup.sh: clang-16, ASan + UBSan, -Dfuzzing=true; shared with scripts/asan.sh),
-# makes the seed corpora from the test models, and runs each fuzzer for a while. Any crash,
-# sanitizer report, leak, timeout or out-of-memory fails the run; the input that caused it is
-# saved as build-asan/crashes/<target>-<kind>-<hash> (reproduce: build-asan/fuzz/<target> FILE).
+# Deterministic fuzzing, as CI runs it: each libFuzzer target of fuzz/ first replays every
+# regression input of tests/fuzz/<target>/ and the generated seeds, then runs a fixed number of
+# executions from a fixed seed, in the sanitizer build (build-asan/, configured by
+# scripts/asan_setup.sh: clang-16, ASan + UBSan, -Dfuzzing=true; shared with scripts/asan.sh).
+# Any crash, sanitizer report, leak, timeout or out-of-memory fails the run; the input is saved
+# as $FUZZ_BUILD_DIR/crashes/<target>-<kind>-<hash> (reproduce: build-asan/fuzz/<target> FILE).
 #
-#   bash scripts/fuzz.sh                         # every target, FUZZ_SECONDS each (default 60)
-#   FUZZ_SECONDS=3600 bash scripts/fuzz.sh       # the long run (docs/reliability.md)
-#   bash scripts/fuzz.sh fuzz_onnx fuzz_npy      # some targets only
-#   FUZZ_RUNS=1000000 FUZZ_SECONDS=14400 bash scripts/fuzz.sh   # 10^6 executions each (long run)
+# The same commit gives the same result on every machine: the number of executions, not a
+# time, ends a run; each target starts from an empty work corpus (nothing carried over from an
+# earlier run); the model code runs on one thread (WEAVE_NUM_THREADS=1), without address-space
+# randomisation (setarch -R), and libFuzzer does not reload its corpus on a timer. A slower
+# machine takes longer and finds the same inputs. Each target's line in the summary ends with a
+# signature of its final corpus (the sorted hashes of its inputs): two runs of one commit print
+# the same ones.
 #
-# Environment: FUZZ_BUILD_DIR (default build-asan), FUZZ_SECONDS, FUZZ_RUNS (stop a target
-# after this many executions, whichever of the two comes first; default: time only), FUZZ_JOBS
-# (fuzzers run at once, default 1; CI uses 2), FUZZ_RSS_MB (per-process memory limit, default
-# 2048), FUZZ_LOGS (logs directory, default $FUZZ_BUILD_DIR/logs), FUZZ_SEED (libFuzzer's random
-# seed; default: a new one each run). CI fixes the seed so that its run is the same sequence of
-# inputs as a local run with that seed (up to where the slower machine stops): exploring with new
-# seeds is the long runs' job, and what they find is fixed and saved under tests/fuzz/ first.
-# The corpus grown by each run is kept in $FUZZ_BUILD_DIR/corpus/<target> and reused next time.
-# A summary table (executions, executions per second, corpus size, result) ends the output.
+#   bash scripts/fuzz.sh                          # every target, its default number of runs, seed 1
+#   FUZZ_RUNS_SCALE=10 bash scripts/fuzz.sh       # ten times as many executions each
+#   FUZZ_SEED=7 bash scripts/fuzz.sh fuzz_onnx    # one target, another seed
+#   FUZZ_RUNS=20000 bash scripts/fuzz.sh          # 20,000 executions each (a quick check)
+#
+# Open-ended fuzzing (a time budget, new seeds, a corpus kept between runs, several processes) is
+# scripts/fuzz_long.sh's job, outside CI; what it finds goes into tests/fuzz/<target>/ first.
+#
+# Environment: FUZZ_BUILD_DIR (default build-asan), FUZZ_SEED (default 1), FUZZ_RUNS_SCALE
+# (default 1), FUZZ_RUNS (executions of every target, instead of the table), FUZZ_JOBS (targets run at once, default 1; CI uses 2), FUZZ_RSS_MB (per-process
+# memory limit, default 2048), FUZZ_LOGS (default $FUZZ_BUILD_DIR/logs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 dir=${FUZZ_BUILD_DIR:-build-asan}
-seconds=${FUZZ_SECONDS:-60}
+seed=${FUZZ_SEED:-1}
+scale=${FUZZ_RUNS_SCALE:-1}
 jobs=${FUZZ_JOBS:-1}
 rss=${FUZZ_RSS_MB:-2048}
-runs=${FUZZ_RUNS:--1}
-seed=${FUZZ_SEED:-0}
 all=(fuzz_artifact fuzz_onnx fuzz_npy fuzz_caps fuzz_shape_text fuzz_codecs)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
+# Executions per target: about a minute each on the 2-core CI machine (docs/reliability.md).
+declare -A runs=([fuzz_artifact]=800000 [fuzz_onnx]=300000 [fuzz_npy]=8000000 [fuzz_caps]=80000
+  [fuzz_shape_text]=2000000 [fuzz_codecs]=150000)
 
-bash scripts/asan_setup.sh "$dir"
-ninja -C "$dir" -j"${FUZZ_BUILD_JOBS:-1}" fuzz/make_fuzz_seeds $(printf 'fuzz/%s ' "${targets[@]}")
+source scripts/fuzz_common.sh
+fuzz_prepare "$dir" "${targets[@]}"
 
-# Seeds: generated every run (cheap), from the project's own scripts and test models.
-seeds="$dir/seeds"
-/usr/bin/python3 scripts/make_fuzz_seeds.py "$seeds"
-ASAN_OPTIONS=detect_leaks=0 "$dir/fuzz/make_fuzz_seeds" "$seeds/onnx" "$seeds"
-declare -A seed_dir=([fuzz_artifact]=artifact [fuzz_onnx]=onnx [fuzz_npy]=npy [fuzz_caps]=caps
-  [fuzz_shape_text]=shape_text [fuzz_codecs]=codecs)
-declare -A max_len=([fuzz_artifact]=65536 [fuzz_onnx]=65536 [fuzz_npy]=4096 [fuzz_caps]=1024
-  [fuzz_shape_text]=256 [fuzz_codecs]=16384)
-
-logs=${FUZZ_LOGS:-$dir/logs}
-mkdir -p "$dir/crashes" "$logs"
-export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
-export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
-export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-/usr/bin/llvm-symbolizer-16}
-export UBSAN_OPTIONS="external_symbolizer_path=$ASAN_SYMBOLIZER_PATH:$UBSAN_OPTIONS"
 run_one() {
-  local t=$1
-  mkdir -p "$dir/corpus/$t"
-  # GStreamer's caps text parser leaks on some errors (scripts/lsan.supp): the slow unwinder
-  # gives LeakSanitizer the whole stack that the suppression matches on; nested arrays recurse
-  # deeper than ASan's default 30 recorded frames (the 10^6-run long run met 40 such leaks).
-  local asan=$ASAN_OPTIONS
-  [ "$t" != fuzz_caps ] || asan="fast_unwind_on_malloc=0:malloc_context_size=255:$asan"
-  ASAN_OPTIONS=$asan "$dir/fuzz/$t" "$dir/corpus/$t" "$seeds/${seed_dir[$t]}" -max_total_time="$seconds" -runs="$runs" -seed="$seed" \
-    -max_len="${max_len[$t]}" -rss_limit_mb="$rss" -timeout=30 -print_final_stats=1 \
+  local t=$1 work="$dir/fuzz-run/$t"
+  rm -rf "$work"
+  mkdir -p "$work"
+  # Replayed first: the regression inputs and the seeds (libFuzzer writes new inputs into the
+  # first directory only, the work corpus).
+  local inputs=("$seeds/${seed_dir[$t]}")
+  [ ! -d "tests/fuzz/${seed_dir[$t]}" ] || inputs+=("tests/fuzz/${seed_dir[$t]}")
+  WEAVE_NUM_THREADS=1 ASAN_OPTIONS="$(fuzz_asan_options "$t")" setarch -R \
+    "$dir/fuzz/$t" "$work" "${inputs[@]}" -runs="${FUZZ_RUNS:-$((runs[$t] * scale))}" -seed="$seed" -reload=0 -purge_allocator_interval=-1 \
+    -max_len="${max_len[$t]}" -rss_limit_mb="$rss" -timeout=60 -print_final_stats=1 \
     -artifact_prefix="$dir/crashes/$t-" >"$logs/$t.log" 2>&1
 }
-# At most $jobs at once; the next target starts as soon as any one finishes.
-running=0
-status=0
-for t in "${targets[@]}"; do
-  run_one "$t" &
-  running=$((running + 1))
-  if [ $running -ge "$jobs" ]; then
-    wait -n || status=1
-    running=$((running - 1))
-  fi
-done
-while [ $running -gt 0 ]; do
-  wait -n || status=1
-  running=$((running - 1))
-done
-
-printf '%-16s %12s %10s %8s  %s\n' target executions exec/s corpus result
-for t in "${targets[@]}"; do
-  log="$logs/$t.log"
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  corpus=$(find "$dir/corpus/$t" -type f | wc -l)
-  result=ok
-  if grep -qE '^==[0-9]+==ERROR|runtime error:|fuzz invariant violated|ERROR: libFuzzer|SUMMARY: ' "$log"; then
-    result="FAILED (see $log)"
-    status=1
-  fi
-  printf '%-16s %12s %10s %8s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$corpus" "$result"
-done
-if [ $status -ne 0 ]; then
-  for t in "${targets[@]}"; do
-    grep -B2 -A30 -E '^==[0-9]+==ERROR|runtime error:|fuzz invariant violated|ERROR: libFuzzer' \
-      "$logs/$t.log" | head -60 || true
-  done
-  echo "fuzzing found problems; inputs are in $dir/crashes/"
-fi
-exit $status
+fuzz_run_all "${targets[@]}"
