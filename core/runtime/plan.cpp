@@ -92,6 +92,12 @@ class Planner {
         all_known = all_known && known;
         in_views[k] = ConstTensorView{known ? s.data : nullptr, s.dtype, s.dims};
         if (!known && k < 32 && (needs >> k & 1u) != 0 && s.dims.numel() > 0) missing.push_back(v);
+        // Kernels were made (and chose their implementation) for the dtypes the graph states:
+        // a value that turns out another dtype (an output declared float that is bool, fuzz_onnx)
+        // is refused here, before a kernel reads it as what it is not.
+        if (const DType stated = g_.values[v].dtype; stated != DType::undefined && stated != s.dtype)
+          return make_error(g_.node_label(static_cast<int32_t>(n)), ": input ", g_.value_label(v), " is ",
+                            dtype_name(s.dtype), " when planned, but the graph states ", dtype_name(stated));
         if (k < 32 && (kernel.float_inputs() >> k & 1u) != 0 && s.dtype != DType::float32)
           return make_error(g_.node_label(static_cast<int32_t>(n)), ": input ", g_.value_label(v),
                             " has dtype ", dtype_name(s.dtype), "; the ", node.op,

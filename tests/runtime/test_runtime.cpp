@@ -13,7 +13,7 @@
 #include "core/runtime/factory.h"
 #include "core/runtime/factory_cache.h"
 #include "core/runtime/memory_planner.h"
-#include "core/runtime/thread_pool.h"
+#include "core/threads/thread_pool.h"
 
 using namespace weave;
 
@@ -280,6 +280,21 @@ BOOST_AUTO_TEST_CASE(factory_reports_every_unsupported_node) {
   BOOST_TEST(f.message().find("Mystery") != std::string::npos);
   BOOST_TEST(f.message().find("first_add") != std::string::npos);
   BOOST_TEST(f.message().find("Enigma") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_value_planned_as_another_dtype_than_stated_is_refused) {
+  // The graph states t is int32 but AddConst makes float32: the second AddConst was made for
+  // the stated dtype, so the plan refuses before it reads the value (fuzz_onnx: a bool read as
+  // floats by a Softmax made for an output declared float).
+  Graph g = small_graph();
+  g.values[g.nodes[0].outputs[0]].dtype = DType::int32;
+  FactoryOptions o;
+  o.registry = &test_registry();
+  auto f = Factory::create(g, o);
+  BOOST_TEST_REQUIRE(!f.ok());
+  BOOST_TEST(f.message().find("node 1") != std::string::npos, f.message());
+  BOOST_TEST(f.message().find("is float32 when planned, but the graph states int32") != std::string::npos,
+             f.message());
 }
 
 BOOST_AUTO_TEST_CASE(profile_has_one_row_per_step) {
