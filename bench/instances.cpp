@@ -25,7 +25,7 @@
 #include "core/loader/model_loader.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/factory_cache.h"
-#include "core/runtime/thread_budget.h"
+#include "core/threads/thread_budget.h"
 
 namespace weave::bench {
 namespace {

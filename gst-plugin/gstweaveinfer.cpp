@@ -64,9 +64,9 @@
 #include "caps/tensor_origin.h"
 #include "core/loader/model_settings.h"
 #include "core/runtime/tensor_names.h"
-#include "core/runtime/thread_budget.h"
 #include "core/stream/frame_runner.h"
 #include "core/stream/stream_runner.h"
+#include "core/threads/thread_budget.h"
 #include "gst-plugin/elements.h"
 #include "gst-plugin/gstweavememory.h"
 

@@ -1,6 +1,6 @@
 // weaveinfer: runs one model (.onnx or .weave) on tensor streams. Thin GObject glue: model
 // loading and sharing (core/loader/compiled_cache.h), running (core/runtime/executor.h),
-// gathering multi-input sets by timestamp (core/runtime/timestamp_gather.h) and caps logic
+// gathering multi-input sets by timestamp (core/stream/timestamp_gather.h) and caps logic
 // (caps/tensor_caps.h) live outside this file. See docs/elements.md.
 #pragma once
 

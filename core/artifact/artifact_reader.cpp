@@ -13,7 +13,7 @@
 #include "core/artifact/codec.h"
 #include "core/artifact/format.h"
 #include "core/artifact/mapped_file.h"
-#include "core/runtime/thread_budget.h"
+#include "core/threads/thread_budget.h"
 
 namespace weave {
 namespace {

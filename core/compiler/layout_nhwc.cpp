@@ -52,7 +52,7 @@ Shape to_nhwc(const Shape& s) {
 
 class LayoutPass {
  public:
-  LayoutPass(Graph& g, NhwcKernelQuery q) : g_(g), query_(q) {}
+  LayoutPass(Graph& g, const KernelRegistry& r) : g_(g), registry_(r) {}
 
   Status run() {
     const std::size_t n_values = g_.values.size();
@@ -172,7 +172,7 @@ class LayoutPass {
   // Which layout the node runs in; true = NHWC (and rewrites its inputs/attributes).
   bool try_nhwc(Node& n) {
     if (layout_sensitive(n.op)) {
-      if (n.inputs.empty() || !rank4(n.inputs[0]) || !query_(g_, n)) return false;
+      if (n.inputs.empty() || !rank4(n.inputs[0]) || !registry_.takes_nhwc(g_, n)) return false;
       const bool residual = n.op == "Conv" && n.inputs.size() > 3 && n.inputs[3] != kNoValue;
       if (residual && !rank4(n.inputs[3])) return false;
       n.inputs[0] = get_nhwc(n.inputs[0]);
@@ -207,7 +207,7 @@ class LayoutPass {
     // Resize runs NHWC only where the channels-last kernel takes it (linear resizes of the
     // middle axes are beyond the reference kernel); its permuted params are checked by the query.
     if (resize) {
-      if (!resize_params_nhwc(n) || !query_(g_, n)) return false;
+      if (!resize_params_nhwc(n) || !registry_.takes_nhwc(g_, n)) return false;
       n.attrs.set("weave_layout", std::string("NHWC"));
     }
     if (concat) {
@@ -300,7 +300,7 @@ class LayoutPass {
   }
 
   Graph& g_;
-  NhwcKernelQuery query_;
+  const KernelRegistry& registry_;
   std::vector<int32_t> nhwc_;  // per value: its NHWC twin or kNoValue
   std::vector<bool> nchw_ok_;  // per value: its own id holds its (NCHW) data at this point
   std::map<int32_t, int32_t> permuted_;
@@ -308,8 +308,8 @@ class LayoutPass {
 
 }  // namespace
 
-Status layout_nhwc(Graph& g, NhwcKernelQuery has_nhwc_kernel) {
-  LayoutPass pass(g, has_nhwc_kernel);
+Status layout_nhwc(Graph& g, const KernelRegistry& registry) {
+  LayoutPass pass(g, registry);
   WEAVE_TRY(pass.run());
   if (Status s = g.validate(); !s) return s.error().context("layout pass");
   return {};

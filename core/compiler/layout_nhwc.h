@@ -4,13 +4,13 @@
 // A value keeps its id and its NCHW meaning; its NHWC twin is a new value whose static shape is
 // the permuted one ([N, H, W, C]). Rules, walking the nodes in order:
 //   - A layout-sensitive op (Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool,
-//     GlobalMaxPool) for which `has_nhwc_kernel` says a channels-last kernel exists reads and
+//     GlobalMaxPool) the registry takes channels-last (KernelRegistry::takes_nhwc) reads and
 //     writes NHWC and gets the attribute weave_layout = "NHWC".
 //   - Layout-agnostic ops follow their inputs: elementwise ops (unary, broadcasting binary,
 //     Clip, Where, ...) and Concat (axis remapped) run on NHWC data when one of their 4-D inputs
 //     already is NHWC; constant operands are permuted once here (a [C,1,1] bias becomes [1,1,C]).
 //     So does Resize with constant scales or sizes (scales, sizes and roi permuted) when
-//     `has_nhwc_kernel` takes the permuted node (it is marked weave_layout = "NHWC" too).
+//     the registry takes the permuted node (it is marked weave_layout = "NHWC" too).
 //   - Transpose of an NHWC value composes its perm with the layout's (no extra copy); Shape of
 //     one becomes Shape + Gather of the NCHW order, which the plan folds.
 //   - Anything else reads NCHW: a Transpose back (perm [0,3,1,2]) is inserted once per value,
@@ -20,13 +20,11 @@
 
 #include "core/common/status.h"
 #include "core/graph/graph.h"
+#include "core/kernels/registry.h"
 
 namespace weave {
 
-// True when a channels-last kernel will accept this (layout-sensitive) node.
-using NhwcKernelQuery = bool (*)(const Graph& g, const Node& node);
-
-[[nodiscard]] Status layout_nhwc(Graph& g, NhwcKernelQuery has_nhwc_kernel);
+[[nodiscard]] Status layout_nhwc(Graph& g, const KernelRegistry& registry);
 
 // Count of Transpose nodes the pass inserted at layout boundaries (for tests and `weave inspect`).
 [[nodiscard]] int count_layout_transposes(const Graph& g);

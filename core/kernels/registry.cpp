@@ -118,7 +118,7 @@ Expected<std::unique_ptr<Kernel>> KernelRegistry::create(const KernelSetup& setu
 
 std::string_view fast_path_isa() {
 #if WEAVE_HAVE_FAST
-  if (KernelRegistry::global().graph_pass() != nullptr) return fast::isa_name(fast::active_isa());
+  if (KernelRegistry::global().has_channels_last_kernels()) return fast::isa_name(fast::active_isa());
 #endif
   return {};
 }

@@ -33,12 +33,15 @@ class KernelRegistry {
                                                          std::string_view impl) const;
   [[nodiscard]] std::vector<std::string> ops() const;
 
-  // A graph rewrite the Factory runs before creating kernels from this registry (the fast
-  // path's layout pass, core/compiler/layout_nhwc.h); null for none. It never changes the
-  // graph's inputs or outputs.
-  using GraphPass = Status (*)(Graph& g);
-  void set_graph_pass(GraphPass pass) { graph_pass_ = pass; }
-  [[nodiscard]] GraphPass graph_pass() const { return graph_pass_; }
+  // Channels-last kernels (the fast path) answer for the nodes they take: the compiler's
+  // layout pass (core/compiler/layout_nhwc.h) lays out a layout-sensitive node NHWC only when
+  // takes_nhwc says a kernel will take it so. The registry rewrites nothing itself.
+  using NodeQuery = bool (*)(const Graph& g, const Node& node);
+  void set_nhwc_query(NodeQuery query) { nhwc_query_ = query; }
+  [[nodiscard]] bool has_channels_last_kernels() const { return nhwc_query_ != nullptr; }
+  [[nodiscard]] bool takes_nhwc(const Graph& g, const Node& node) const {
+    return nhwc_query_ != nullptr && nhwc_query_(g, node);
+  }
 
  private:
   struct Entry {
@@ -48,7 +51,7 @@ class KernelRegistry {
     std::string impl;
   };
   std::vector<Entry> entries_;  // sorted by op, then priority descending
-  GraphPass graph_pass_ = nullptr;
+  NodeQuery nhwc_query_ = nullptr;
 };
 
 // The instruction set the fast CPU path runs with in this process ("avx2", "avx512"), or ""

@@ -17,7 +17,8 @@ class ResizeKernel final : public Kernel {
  public:
   explicit ResizeKernel(ResizeSpec spec) : spec_(spec) {}
   [[nodiscard]] uint32_t value_inputs() const override {
-    return (spec_.scales_in >= 0 ? 1u << spec_.scales_in : 0u) | (spec_.sizes_in >= 0 ? 1u << spec_.sizes_in : 0u);
+    return (spec_.scales_in >= 0 ? 1u << spec_.scales_in : 0u) |
+           (spec_.sizes_in >= 0 ? 1u << spec_.sizes_in : 0u);
   }
 
   Status infer(ShapeContext& ctx) const override {

@@ -1,4 +1,4 @@
-#include "core/runtime/param_store.h"
+#include "core/params/param_store.h"
 
 #include <algorithm>
 #include <cstring>

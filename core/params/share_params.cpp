@@ -1,4 +1,4 @@
-#include "core/runtime/share_params.h"
+#include "core/params/share_params.h"
 
 #include <map>
 #include <vector>
@@ -109,10 +109,6 @@ Status share_params(Graph& g, const Graph& from, std::span<const ParamLink> link
   return {};
 }
 
-Status share_params(Graph& g, const Factory& from, std::span<const ParamLink> links) {
-  return share_params(g, from.graph(), links);
-}
-
 Expected<int> share_common_params(Graph& g, const Graph& from) {
   ParamNames to(g, "target"), src(from, "source");
   WEAVE_TRY(to.require_names());
@@ -122,10 +118,6 @@ Expected<int> share_common_params(Graph& g, const Graph& from) {
     if (src.params().count(name)) links.push_back(ParamLink{name, {}});
   WEAVE_TRY(share_params(g, from, links));
   return static_cast<int>(links.size());
-}
-
-Expected<int> share_common_params(Graph& g, const Factory& from) {
-  return share_common_params(g, from.graph());
 }
 
 }  // namespace weave

@@ -24,7 +24,6 @@
 
 #include "core/common/status.h"
 #include "core/graph/graph.h"
-#include "core/runtime/factory.h"
 
 namespace weave {
 
@@ -35,12 +34,11 @@ struct ParamLink {
 
 // Replaces the bytes of each linked param of `g` by those of the source param (shared, not
 // copied: the source's bytes stay alive as long as `g` or its factory uses them).
+// (From a Factory: core/runtime/factory.h.)
 [[nodiscard]] Status share_params(Graph& g, const Graph& from, std::span<const ParamLink> links);
-[[nodiscard]] Status share_params(Graph& g, const Factory& from, std::span<const ParamLink> links);
 
 // Links every param whose name exists in both models; returns how many were shared. A name in
 // both with another dtype or shape is an error (rather than silently skipped).
 [[nodiscard]] Expected<int> share_common_params(Graph& g, const Graph& from);
-[[nodiscard]] Expected<int> share_common_params(Graph& g, const Factory& from);
 
 }  // namespace weave

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <new>
 
-#include "core/runtime/thread_budget.h"
+#include "core/threads/thread_budget.h"
 
 namespace weave {
 namespace {

@@ -14,7 +14,7 @@
 //
 // Memory: an executor owns its arena (planned tensors). Kernel scratch (im2col, ...) is not
 // its own: run() leases the scratch of the compute slot it runs on from the process-wide budget
-// (SlotWorkspace in core/runtime/thread_budget.h), which create() and re-planning size up front.
+// (SlotWorkspace in core/threads/thread_budget.h), which create() and re-planning size up front.
 // Only an executor with a private `parallel` keeps a scratch buffer of its own.
 // With ExecutorOptions::lend_arena the arena is not its own either: run() leases the slot's
 // arena (SlotArena) the same way, and the executor keeps only its inputs' and outputs' buffers.
@@ -49,14 +49,14 @@ struct ExecutorOptions {
   // Told about rare, costly events on the run path: planning for new input dims, and a re-plan
   // beyond the factory's bound (FactoryOptions::replan_beyond_bound). Empty: silent.
   std::function<void(std::string_view)> log;
-  // The most threads run() may use from the process-wide budget (core/runtime/thread_budget.h),
+  // The most threads run() may use from the process-wide budget (core/threads/thread_budget.h),
   // the calling thread included: 0 = as many as the budget has, 1 = the calling thread only.
   // A cap, not a pool: run() holds one slot of the budget (waiting while all are taken) and
   // kernels borrow up to threads - 1 more only if they are idle.
   int threads = 0;
   // Lend the arena instead of owning one, so that idle executors cost almost nothing: the
   // executor owns no arena of intermediates (arena_bytes() == 0); run() leases one from the
-  // compute slot it runs on (SlotArena in core/runtime/thread_budget.h, reserved up front by
+  // compute slot it runs on (SlotArena in core/threads/thread_budget.h, reserved up front by
   // create() and re-planning, so run() still never allocates) and gives it back when it returns.
   // So set_input copies into the executor's per-input buffers (bound like bind_input), and
   // outputs nobody bound are written in place into executor-owned output buffers, so output()

@@ -4,9 +4,10 @@
 #include <atomic>
 
 #include "core/common/buffer.h"
+#include "core/compiler/for_kernels.h"
 #include "core/kernels/registry.h"
-#include "core/runtime/param_store.h"
-#include "core/runtime/thread_budget.h"
+#include "core/params/param_store.h"
+#include "core/threads/thread_budget.h"
 
 namespace weave {
 namespace {
@@ -71,9 +72,9 @@ Expected<std::shared_ptr<const Factory>> Factory::create(Graph graph, const Fact
   std::shared_ptr<Factory> f(new Factory());
   f->graph_ = std::move(graph);
   const KernelRegistry& reg = options.registry ? *options.registry : KernelRegistry::global();
-  // The registry's own rewrite (the fast path's layout pass) comes first: its kernels are
-  // created from the graph it leaves.
-  if (reg.graph_pass() != nullptr) WEAVE_TRY(reg.graph_pass()(f->graph_));
+  // The rewrites for this registry's kernels (the fast path's layout and fusions) come first:
+  // its kernels are created from the graph they leave.
+  WEAVE_TRY(compiler::rewrite_for_kernels(f->graph_, reg));
   // R6: before any kernel sees the params, so kernels and plans point at the shared bytes.
   if (options.dedup_params) ParamStore::global().intern(f->graph_);
   const Graph& g = f->graph_;

@@ -16,6 +16,7 @@
 #include "core/common/tensor.h"
 #include "core/graph/graph.h"
 #include "core/kernels/kernel.h"
+#include "core/params/share_params.h"
 #include "core/runtime/plan.h"
 
 namespace weave {
@@ -39,7 +40,7 @@ struct FactoryOptions {
   bool replan_beyond_bound = false;
   const KernelRegistry* registry = nullptr;  // default: KernelRegistry::global()
   // R6: store params of identical content (dtype, shape, bytes) once per process, across
-  // factories and models, through ParamStore::global() (core/runtime/param_store.h). Costs one
+  // factories and models, through ParamStore::global() (core/params/param_store.h). Costs one
   // hash pass over the params at creation. false keeps every param where it was loaded (e.g.
   // in the artifact's mmap) and out of the store.
   bool dedup_params = true;
@@ -129,5 +130,14 @@ class Factory {
   mutable std::mutex plans_mutex_;
   mutable std::vector<std::shared_ptr<const ShapePlan>> recent_plans_;
 };
+
+// Explicit param sharing (core/params/share_params.h) from a model already loaded: its params'
+// bytes as its factory keeps them (FactoryOptions::keep_packed_params for packed ones).
+[[nodiscard]] inline Status share_params(Graph& g, const Factory& from, std::span<const ParamLink> links) {
+  return share_params(g, from.graph(), links);
+}
+[[nodiscard]] inline Expected<int> share_common_params(Graph& g, const Factory& from) {
+  return share_common_params(g, from.graph());
+}
 
 }  // namespace weave

@@ -42,7 +42,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/runtime/timestamp_gather.h"
+#include "core/stream/timestamp_gather.h"
 
 namespace weave::stream {
 

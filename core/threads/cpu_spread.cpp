@@ -1,4 +1,4 @@
-#include "core/runtime/cpu_spread.h"
+#include "core/threads/cpu_spread.h"
 
 #include <atomic>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "core/runtime/thread_budget.h"
+#include "core/threads/thread_budget.h"
 
 #include <algorithm>
 #include <array>
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/common/buffer.h"
-#include "core/runtime/cpu_spread.h"
-#include "core/runtime/spin.h"
+#include "core/threads/cpu_spread.h"
+#include "core/threads/spin.h"
 
 namespace weave {
 

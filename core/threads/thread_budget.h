@@ -138,7 +138,7 @@ class SlotArena {
 
 // Holds one compute slot of the global budget for the calling thread while in scope, waiting
 // for one if needed, and keeps the thread on a CPU no other slot holder is on meanwhile
-// (core/runtime/cpu_spread.h). Re-entrant: a thread that already holds a slot (an outer token, or a
+// (core/threads/cpu_spread.h). Re-entrant: a thread that already holds a slot (an outer token, or a
 // worker running chunks for a slot holder) just keeps it. Strictly scoped: not copyable or
 // movable, destroyed on the thread that made it.
 class ComputeToken {

@@ -1,9 +1,9 @@
-#include "core/runtime/thread_pool.h"
+#include "core/threads/thread_pool.h"
 
 #include <algorithm>
 
-#include "core/runtime/spin.h"
-#include "core/runtime/thread_budget.h"
+#include "core/threads/spin.h"
+#include "core/threads/thread_budget.h"
 
 namespace weave {
 

@@ -6,6 +6,7 @@
 #include <opencv2/core.hpp>
 #include <span>
 
+#include "core/kernels/pixels.h"
 #include "core/vision/image.h"
 #include "core/vision/preprocess.h"
 
@@ -21,11 +22,9 @@ namespace weave::vision::detail {
 //
 // NCHW rows go through `to_planes` when given (the fast path's vector routine: pixel * a + b,
 // within a few ulps of the portable table lookup); tests pass nullptr to run the table.
-using PixelsToPlanes = void (*)(const std::uint8_t* src, std::int64_t n, float* p0, float* p1, float* p2,
-                                const float* a, const float* b);
-// The active instruction set's routine, or nullptr (portable build, WEAVE_ISA=none, old CPU).
-[[nodiscard]] PixelsToPlanes fast_pixels_to_planes();
+// (weave::fast_pixels_to_planes() is the active instruction set's routine, or nullptr: portable
+// build, WEAVE_ISA=none, old CPU.)
 void write_tensor(const cv::Mat& image, const PreprocessSpec& spec, int width, int height, double pad,
-                  std::span<float> dst, PixelsToPlanes to_planes = fast_pixels_to_planes());
+                  std::span<float> dst, PixelsToPlanes to_planes = weave::fast_pixels_to_planes());
 
 }  // namespace weave::vision::detail

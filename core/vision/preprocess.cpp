@@ -9,10 +9,6 @@
 
 #include "core/vision/cv_image.h"
 
-#if WEAVE_HAVE_FAST
-#include "core/kernels/fast/fast_ops.h"
-#endif
-
 namespace weave::vision {
 
 Letterbox compute_letterbox(int src_width, int src_height, int dst_width, int dst_height) {
@@ -115,13 +111,6 @@ cv::Mat detail::to_three_channels(const ImageView& src, ChannelOrder order) {
       return yuv420_to_rgb(src, bgr);
   }
   return out;
-}
-
-detail::PixelsToPlanes detail::fast_pixels_to_planes() {
-#if WEAVE_HAVE_FAST
-  if (const fast::Ops* ops = fast::ops()) return ops->pixels_to_planes;
-#endif
-  return nullptr;
 }
 
 void detail::write_tensor(const cv::Mat& image, const PreprocessSpec& spec, int width, int height, double pad,

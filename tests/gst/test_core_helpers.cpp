@@ -17,8 +17,8 @@
 #include "core/loader/model_settings.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/tensor_names.h"
-#include "core/runtime/thread_budget.h"
-#include "core/runtime/timestamp_gather.h"
+#include "core/stream/timestamp_gather.h"
+#include "core/threads/thread_budget.h"
 
 namespace fs = std::filesystem;
 using weave::TimestampGather;

@@ -12,7 +12,7 @@
 #include "core/graph/graph.h"
 #include "core/kernels/in_place.h"
 #include "core/kernels/registry.h"
-#include "core/runtime/thread_pool.h"
+#include "core/threads/thread_pool.h"
 #include "tests/kernels/kernel_harness.h"
 
 using namespace weave;

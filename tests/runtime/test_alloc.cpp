@@ -16,8 +16,8 @@
 
 #include "core/runtime/executor.h"
 #include "core/runtime/factory.h"
-#include "core/runtime/thread_budget.h"
-#include "core/runtime/thread_pool.h"
+#include "core/threads/thread_budget.h"
+#include "core/threads/thread_pool.h"
 #include "tests/runtime/runtime_graphs.h"
 
 namespace {

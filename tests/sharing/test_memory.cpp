@@ -23,8 +23,8 @@
 #include "core/artifact/artifact.h"
 #include "core/kernels/registry.h"
 #include "core/loader/model_loader.h"
+#include "core/params/param_store.h"
 #include "core/runtime/executor.h"
-#include "core/runtime/param_store.h"
 
 namespace fs = std::filesystem;
 using namespace weave;

@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/params/param_store.h"
 #include "core/runtime/factory.h"
-#include "core/runtime/param_store.h"
 
 using namespace weave;
 

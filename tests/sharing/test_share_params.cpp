@@ -4,7 +4,7 @@
 #define BOOST_TEST_MODULE share_params
 #include <boost/test/unit_test.hpp>
 
-#include "core/runtime/share_params.h"
+#include "core/params/share_params.h"
 
 using namespace weave;
 

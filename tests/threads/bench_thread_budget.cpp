@@ -23,8 +23,8 @@
 
 #include "core/loader/model_loader.h"
 #include "core/runtime/executor.h"
-#include "core/runtime/thread_budget.h"
-#include "core/runtime/thread_pool.h"
+#include "core/threads/thread_budget.h"
+#include "core/threads/thread_pool.h"
 
 using namespace weave;
 

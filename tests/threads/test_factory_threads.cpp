@@ -19,7 +19,7 @@
 
 #include "core/loader/model_loader.h"
 #include "core/runtime/executor.h"
-#include "core/runtime/thread_budget.h"
+#include "core/threads/thread_budget.h"
 
 namespace fs = std::filesystem;
 using namespace weave;

@@ -22,11 +22,11 @@
 #include <vector>
 
 #include "core/kernels/registry.h"
-#include "core/runtime/cpu_spread.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/factory.h"
-#include "core/runtime/thread_budget.h"
-#include "core/runtime/thread_pool.h"
+#include "core/threads/cpu_spread.h"
+#include "core/threads/thread_budget.h"
+#include "core/threads/thread_pool.h"
 
 using namespace weave;
 using namespace std::chrono_literals;

@@ -1,4 +1,4 @@
-// Kernel scratch per compute slot (core/runtime/thread_budget.h): executors on the budget own no
+// Kernel scratch per compute slot (core/threads/thread_budget.h): executors on the budget own no
 // scratch, the budget's pool has one buffer per slot sized up front by Executor::create, leases
 // never share a buffer, and executors running at once on different slots (and nested runs)
 // compute exactly what they compute alone.
@@ -16,8 +16,8 @@
 #include "core/kernels/registry.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/factory.h"
-#include "core/runtime/thread_budget.h"
-#include "core/runtime/thread_pool.h"
+#include "core/threads/thread_budget.h"
+#include "core/threads/thread_pool.h"
 
 using namespace weave;
 

@@ -133,7 +133,7 @@ BOOST_AUTO_TEST_CASE(mean_std_and_scale) {
 // The fast path's vector routine against the portable table, and both against the formula, on
 // random pixels, odd widths (vector tails) and an image narrower than the tensor (the padding).
 BOOST_AUTO_TEST_CASE(fast_pixel_conversion_matches_the_table) {
-  const auto fast = wv::detail::fast_pixels_to_planes();
+  const auto fast = weave::fast_pixels_to_planes();
 #if WEAVE_HAVE_FAST
   if (weave::fast::active_isa() != weave::fast::Isa::none) BOOST_TEST_REQUIRE(fast != nullptr);
 #endif

@@ -12,8 +12,8 @@
 #include "core/kernels/fast/cpu.h"
 #endif
 #include "core/runtime/executor.h"
-#include "core/runtime/thread_pool.h"
 #include "core/runtime/time_evaluator.h"
+#include "core/threads/thread_pool.h"
 #include "tools/weave/cli.h"
 
 namespace weave::cli {

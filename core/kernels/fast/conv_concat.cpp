@@ -1,38 +1,18 @@
 // ConvConcat: convolutions whose outputs a channel Concat joins, each writing straight into its
-// channels of the joined tensor (SqueezeNet's fire modules). See nhwc.h for the pattern and why.
+// channels of the joined tensor (SqueezeNet's fire modules). See nhwc.h for the pattern and why;
+// core/compiler/fuse_conv_concat.h makes the nodes.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "core/compiler/graph_edit.h"
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
+#include "core/kernels/fused_ops.h"
 #include "core/kernels/ref_util.h"
 
 namespace weave::fast {
 namespace {
-
-constexpr const char* kOp = "ConvConcat";
-
-// The attribute prefix of branch i: "conv0_", "conv1_", ...
-std::string prefix(std::size_t i) {
-  return "conv" + std::to_string(i) + "_";
-}
-
-// An NHWC Conv the fused node can take: the fast kernel's, not depthwise (its output pixels
-// cannot be strided), with no residual.
-bool fusable_conv(const Graph& g, const Node& c) {
-  if (c.op != "Conv" || c.outputs.size() != 1 || c.inputs.size() < 2 || c.inputs.size() > 3) return false;
-  if (c.attrs.get_string("weave_layout") != "NHWC") return false;
-  auto value = [&](std::size_t i) -> const Value* {
-    return i < c.inputs.size() && c.inputs[i] != kNoValue ? &g.values[c.inputs[i]] : nullptr;
-  };
-  auto is_param = [&](std::size_t i) { return value(i) != nullptr && value(i)->kind == ValueKind::param; };
-  if (!conv_nhwc_supported(c, value(0), value(1), is_param(1), value(2), is_param(2))) return false;
-  const Shape& w = value(1)->shape;
-  return !(w[1] == 1 && c.attrs.get_int("group", 1) == w[0]);
-}
 
 class ConvConcat final : public Kernel {
  public:
@@ -87,47 +67,6 @@ class ConvConcat final : public Kernel {
 
 }  // namespace
 
-Status fuse_conv_concat(Graph& g) {
-  if (ops() == nullptr) return {};
-  const char* env = std::getenv("WEAVE_FUSE_CONV_CONCAT");
-  if (env != nullptr && std::strcmp(env, "0") == 0) return {};
-  const std::vector<int> uses = compiler::use_counts(g);
-  const std::vector<int32_t> prod = compiler::producers(g);
-  std::vector<bool> dead(g.nodes.size(), false);
-  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-    Node& cat = g.nodes[i];
-    if (cat.op != "Concat" || cat.outputs.size() != 1 || cat.inputs.size() < 2) continue;
-    const Value& joined = g.values[cat.outputs[0]];
-    if (!joined.rank_known || joined.shape.size() != 4 || joined.dtype != DType::float32 ||
-        cat.attrs.get_int("axis", 0) != 3)
-      continue;
-    bool ok = true;
-    for (int32_t v : cat.inputs) {
-      const int32_t p = v < 0 ? -1 : prod[v];
-      ok = ok && p >= 0 && !dead[p] && uses[v] == 1 && !compiler::is_graph_output(g, v) &&
-           fusable_conv(g, g.nodes[p]);
-    }
-    if (!ok) continue;
-    Node f;
-    f.op = kOp;
-    f.outputs = cat.outputs;
-    for (std::size_t k = 0; k < cat.inputs.size(); ++k) {
-      Node& c = g.nodes[prod[cat.inputs[k]]];
-      f.inputs.push_back(c.inputs[0]);
-      f.inputs.push_back(c.inputs[1]);
-      f.inputs.push_back(c.inputs.size() > 2 ? c.inputs[2] : kNoValue);
-      for (const auto& [name, a] : c.attrs.items()) f.attrs.set(prefix(k) + name, a);
-      dead[prod[cat.inputs[k]]] = true;
-      c.inputs.clear();
-      c.outputs.clear();
-    }
-    f.attrs.set("convs", static_cast<int64_t>(cat.inputs.size()));
-    cat = std::move(f);
-  }
-  g.compact(dead);
-  return {};
-}
-
 Expected<std::unique_ptr<Kernel>> make_fast_conv_concat(const KernelSetup& s) {
   if (ops() == nullptr) return make_error(s.label, ": ConvConcat needs the fast CPU path");
   const int64_t n = s.node.attrs.get_int("convs", 0);
@@ -136,7 +75,7 @@ Expected<std::unique_ptr<Kernel>> make_fast_conv_concat(const KernelSetup& s) {
     return make_error(s.label, ": ConvConcat takes 3 inputs per conv (x, weights, bias) and gives 1 output");
   std::vector<std::unique_ptr<Kernel>> convs;
   for (int64_t i = 0; i < n; ++i) {
-    const std::string p = prefix(static_cast<std::size_t>(i));
+    const std::string p = fused::conv_prefix(static_cast<std::size_t>(i));
     Node c;
     c.op = "Conv";
     c.inputs.assign(s.node.inputs.begin() + 3 * i, s.node.inputs.begin() + 3 * i + 3);

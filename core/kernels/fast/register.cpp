@@ -1,6 +1,6 @@
-#include "core/compiler/layout_nhwc.h"
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
+#include "core/kernels/fused_ops.h"
 #include "core/kernels/registry.h"
 
 namespace weave::fast {
@@ -14,12 +14,6 @@ const Value* value_of(const Graph& g, const Node& n, std::size_t i) {
 bool is_param(const Graph& g, const Node& n, std::size_t i) {
   const Value* v = value_of(g, n, i);
   return v != nullptr && v->kind == ValueKind::param;
-}
-
-Status layout_pass(Graph& g) {
-  WEAVE_TRY(layout_nhwc(g, &has_nhwc_kernel));
-  WEAVE_TRY(fuse_expand_depthwise(g));
-  return fuse_conv_concat(g);
 }
 
 }  // namespace
@@ -39,8 +33,8 @@ bool has_nhwc_kernel(const Graph& g, const Node& n) {
 void register_fast_kernels(KernelRegistry& r) {
   if (ops() == nullptr) return;
   r.add("Conv", make_fast_conv, kPriority, "fast");
-  r.add("ExpandDepthwise", make_fast_expand_depthwise, kPriority, "fast");
-  r.add("ConvConcat", make_fast_conv_concat, kPriority, "fast");
+  r.add(fused::kExpandDepthwise, make_fast_expand_depthwise, kPriority, "fast");
+  r.add(fused::kConvConcat, make_fast_conv_concat, kPriority, "fast");
   r.add("ConvTranspose", make_fast_conv_transpose, kPriority, "fast");
   r.add("Resize", make_fast_resize, kPriority, "fast");
   r.add("Upsample", make_fast_resize, kPriority, "fast");
@@ -51,7 +45,7 @@ void register_fast_kernels(KernelRegistry& r) {
   r.add("Softmax", make_fast_softmax, kPriority, "fast");
   r.add("LSTM", make_fast_lstm, kPriority, "fast");
   r.add("LogSoftmax", make_fast_softmax, kPriority, "fast");
-  r.set_graph_pass(&layout_pass);
+  r.set_nhwc_query(&has_nhwc_kernel);
 }
 
 }  // namespace weave::fast

@@ -1,0 +1,27 @@
+// Nodes that exist only between the compiler and the fast kernels: the compiler's passes
+// (core/compiler/fuse_expand_depthwise.h, fuse_conv_concat.h) make them, after the layout pass,
+// when the registry has a kernel for them; the kernels (core/kernels/fast/) run them. Never
+// stored in an artifact. This header is their contract: op names, inputs and attributes.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace weave::fused {
+
+// ExpandDepthwise: a 1x1 expansion Conv whose output feeds only a depthwise Conv, both NHWC.
+// Inputs: x, expansion weights [C, Cin, 1, 1], expansion bias (or none), depthwise weights
+// [C, 1, KH, KW], depthwise bias (or none). Attributes: the depthwise Conv's, plus the
+// expansion's activation* attributes under kExpandPrefix.
+inline constexpr const char* kExpandDepthwise = "ExpandDepthwise";
+inline constexpr const char* kExpandPrefix = "expand_";
+
+// ConvConcat: a channel Concat (NHWC axis 3) whose inputs are all non-depthwise NHWC Convs used
+// by it alone. Inputs: x, weights, bias (or none) per conv. Attributes: "convs" (their count)
+// and each conv's attributes under conv_prefix(i).
+inline constexpr const char* kConvConcat = "ConvConcat";
+[[nodiscard]] inline std::string conv_prefix(std::size_t i) {
+  return "conv" + std::to_string(i) + "_";
+}
+
+}  // namespace weave::fused
