@@ -64,7 +64,7 @@ std::vector<Tensor> evaluate(const Graph& g, int32_t id, const KernelRegistry& r
     v = outs.back().view();
   }
   AlignedBuffer workspace(sc.workspace);
-  RunContext rc{in_views, out_views, workspace.span(), SerialParallel::instance()};
+  RunContext rc{in_views, out_views, workspace.span(), SerialParallel::instance(), sc.state.get()};
   (*kernel)->run(rc);
   return outs;
 }

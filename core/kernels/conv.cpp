@@ -147,6 +147,7 @@ class ConvKernel final : public Kernel {
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
     const Geo3 g = lift(*geo);
+    ctx.keep(g);
     ctx.workspace = 0;
     if (!depthwise(x) && !pointwise(g)) {
       const int64_t bytes = w[1] * g.k_size() * g.out_size() * int64_t{4};
@@ -166,10 +167,7 @@ class ConvKernel final : public Kernel {
     const float* bias = ref::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;
     const float* res = ref::present(ctx, 3) ? ctx.inputs[3].as<float>() : nullptr;
     float* y = ref::out_f32(ctx, 0);
-    const std::string label;
-    auto geo = geometry(xd, wd, label);
-    if (!geo) return;  // infer() rejected these shapes already
-    const Geo3 g = lift(*geo);
+    const Geo3& g = ctx.kept<Geo3>();
     const int64_t N = xd[0], C = xd[1], M = wd[0], Cg = wd[1], Mg = M / group_;
     const int64_t in_sz = g.in_size(), P = g.out_size(), kk = g.k_size(), K = Cg * kk;
 
@@ -328,16 +326,14 @@ class ConvTransposeKernel final : public Kernel {
       return make_error(ctx.label, ": column buffer of ", bytes, " bytes is too large for input ",
                         ref::dims_str(x), " and weights ", ref::dims_str(w));
     ctx.workspace = static_cast<std::size_t>(bytes);
+    ctx.keep(*g);
     return {};
   }
 
   void run(const RunContext& ctx) const override {
     const Dims& xd = ctx.inputs[0].dims;
     const Dims& wd = ctx.inputs[1].dims;
-    const std::string label;
-    auto geo = geometry(xd, wd, label);
-    if (!geo) return;
-    const Geo3& g = *geo;
+    const Geo3& g = ctx.kept<Geo3>();
     const float* x = ctx.inputs[0].as<float>();
     const float* w = ctx.inputs[1].as<float>();
     const float* bias = ref::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;

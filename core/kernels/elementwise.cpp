@@ -1085,12 +1085,12 @@ class CastKernel final : public Kernel {
                         " is not supported");
     ctx.outputs[0].dtype = to;
     ctx.outputs[0].dims = ctx.inputs[0].dims;
+    ctx.keep(cast_fn(ctx.inputs[0].dtype, to));
     return {};
   }
   void run(const RunContext& ctx) const override {
     const DType to = ctx.outputs[0].dtype;
-    const CastFn fn = cast_fn(ctx.inputs[0].dtype, to);
-    if (fn == nullptr) return;
+    const CastFn fn = ctx.kept<CastFn>();
     if (ctx.inputs[0].dtype == to) {
       kern::copy_bytes(ctx.outputs[0].data, ctx.inputs[0].data, ctx.outputs[0].bytes());
       return;

@@ -16,13 +16,12 @@ class MatMulKernel final : public Kernel {
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = p->out;
     ctx.workspace = 0;
+    ctx.keep(std::move(*p));
     return {};
   }
 
   void run(const RunContext& ctx) const override {
-    const std::string label;
-    auto p = plan_matmul(ctx.inputs[0].dims, ctx.inputs[1].dims, label);
-    if (!p) return;
+    const MatMulPlan* p = &ctx.kept<MatMulPlan>();
     const float* A = ctx.inputs[0].as<float>();
     const float* B = ctx.inputs[1].as<float>();
     float* Y = ref::out_f32(ctx, 0);

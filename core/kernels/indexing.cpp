@@ -159,29 +159,25 @@ constexpr unsigned kCumTypes = kern::kFloats | kern::kSigned | kern::kUnsigned;
 class CumSumKernel final : public Kernel {
  public:
   CumSumKernel(bool exclusive, bool reverse) : exclusive_(exclusive), reverse_(reverse) {}
+  // The axis is checked against the rank when planned (a value computed in the run makes the
+  // plan continue once it is known).
+  [[nodiscard]] uint32_t value_inputs() const override { return input_bits(1, 1); }
   Status infer(ShapeContext& ctx) const override {
     WEAVE_TRY(need(ctx, 2));
     if (!kern::in_set<kCumTypes>(ctx.inputs[0].dtype))
       return make_error(ctx.label, ": dtype ", dtype_name(ctx.inputs[0].dtype), " is not supported");
     WEAVE_TRY(need_int(ctx, 1, "axis"));
     if (ctx.inputs[1].numel() != 1) return make_error(ctx.label, ": axis must be a scalar");
-    if (ctx.inputs[1].data != nullptr) {
-      auto a = kern::normalize_axis(kern::int_at(ctx.inputs[1], 0), ctx.inputs[0].dims.rank(), ctx.label);
-      if (!a) return a.error();
-    }
+    if (ctx.inputs[1].data == nullptr) return make_error(ctx.label, ": the axis is not known when planned");
+    auto a = kern::normalize_axis(kern::int_at(ctx.inputs[1], 0), ctx.inputs[0].dims.rank(), ctx.label);
+    if (!a) return a.error();
     ctx.outputs[0].dtype = ctx.inputs[0].dtype;
     ctx.outputs[0].dims = ctx.inputs[0].dims;
+    ctx.keep(kern::around_axis(ctx.inputs[0].dims, *a));
     return {};
   }
   void run(const RunContext& ctx) const override {
-    const Dims& d = ctx.inputs[0].dims;
-    int64_t axis = kern::int_at(ctx.inputs[1], 0);
-    if (axis < 0) axis += d.rank();
-    if (axis < 0 || axis >= d.rank()) {  // a runtime axis infer could not check: leave zeros
-      std::memset(ctx.outputs[0].data, 0, ctx.outputs[0].bytes());
-      return;
-    }
-    const auto v = kern::around_axis(d, axis);
+    const auto& v = ctx.kept<kern::AxisView>();
     kern::dispatch_dtype<kCumTypes>(ctx.inputs[0].dtype, [&](auto tag) {
       using T = kern::storage_t<decltype(tag)::value>;
       const T* x = ctx.inputs[0].as<T>();

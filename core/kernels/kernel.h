@@ -5,16 +5,21 @@
 //            A factory may decline (return nullptr) so that a lower-priority kernel is tried.
 //   infer    whenever the executor's input shapes change (never per run): concrete output
 //            dtypes and dims from input dims (and from input values known before running:
-//            params and shape-derived tensors), plus the bytes of scratch run() needs.
-//   run      per inference: no allocation, no validation; inputs and outputs are bound views.
+//            params and shape-derived tensors), the bytes of scratch run() needs, and what
+//            run() needs of the shapes themselves (ShapeContext::keep: window geometry, a
+//            matrix product's plan), which the plan keeps for these shapes.
+//   run      per inference: no allocation, no validation, nothing worked out again; inputs
+//            and outputs are bound views, RunContext::kept() what infer() kept.
 //
 // Kernels are immutable after create, so one kernel serves every Executor of a Factory at once.
 #pragma once
 
+#include <cassert>
 #include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "core/common/buffer.h"
 #include "core/common/parallel.h"
@@ -36,6 +41,20 @@ struct KernelSetup {
   mutable uint32_t float_inputs = 0;
 };
 
+// What a kernel works out in infer() for one set of input shapes and run() needs again (the
+// Prepare/Eval split of TFLite Micro, XNNPACK's reshape/setup). Kernels are shared by executors
+// planned for different shapes, so this lives in the plan: one per node and shape.
+class KernelState {
+ public:
+  virtual ~KernelState() = default;
+};
+
+template <class T>
+struct Kept final : KernelState {
+  explicit Kept(T v) : value(std::move(v)) {}
+  T value;
+};
+
 struct ShapeContext {
   // Per input: dtype and concrete dims; data is non-null only when the value is known before
   // running (a param, or a tensor computed from shapes). Omitted inputs have dtype undefined.
@@ -45,6 +64,12 @@ struct ShapeContext {
   // Scratch bytes run() needs for these shapes; set by the kernel.
   std::size_t workspace = 0;
   const std::string& label;  // for messages
+  // Out: what run() needs of these shapes; the plan keeps it and hands it to run().
+  std::shared_ptr<const KernelState> state;
+  template <class T>
+  void keep(T value) {
+    state = std::make_shared<const Kept<T>>(std::move(value));
+  }
 };
 
 struct RunContext {
@@ -52,6 +77,13 @@ struct RunContext {
   std::span<const TensorView> outputs;
   std::span<std::byte> workspace;  // at least the bytes infer() asked for, 64-byte aligned
   const Parallel& parallel;
+  const KernelState* state = nullptr;  // what infer() kept for these shapes
+  // The value infer() kept (ShapeContext::keep) for these shapes, of the type it kept.
+  template <class T>
+  [[nodiscard]] const T& kept() const {
+    assert(dynamic_cast<const Kept<T>*>(state) != nullptr);
+    return static_cast<const Kept<T>*>(state)->value;
+  }
 };
 
 class Kernel {

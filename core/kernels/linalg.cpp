@@ -140,37 +140,41 @@ class EinsumKernel final : public Kernel {
     for (const auto& v : ctx.inputs)
       if (!v.present() || v.dtype != ctx.inputs[0].dtype || !floating(v.dtype))
         return make_error(ctx.label, ": inputs must share one dtype, float32 or float64");
-    std::array<int64_t, kLabels> size{};
+    Plan p;
     Dims out;
-    WEAVE_TRY(resolve(ctx.inputs, ctx.label, size, out));
-    ctx.outputs[0].dtype = ctx.inputs[0].dtype;
-    ctx.outputs[0].dims = out;
-    return {};
-  }
-
-  void run(const RunContext& ctx) const override {
-    std::array<int64_t, kLabels> size{};
-    Dims out;
-    if (!resolve(ctx.inputs, {}, size, out).ok()) return;
+    WEAVE_TRY(resolve(ctx.inputs, ctx.label, p.size, out));
     auto e = parse_equation(eq_, ctx.inputs);
+    if (!e) return e.error().context(ctx.label);
     // Every label: the output's first, then the summed ones.
-    std::vector<int> all = e->output;
+    p.all = e->output;
     for (const auto& t : e->inputs)
       for (int lab : t)
-        if (std::find(all.begin(), all.end(), lab) == all.end()) all.push_back(lab);
-    const std::size_t n_out = e->output.size();
-    int64_t out_count = 1, sum_count = 1;
-    for (std::size_t i = 0; i < all.size(); ++i)
-      (i < n_out ? out_count : sum_count) *= size[static_cast<std::size_t>(all[i])];
+        if (std::find(p.all.begin(), p.all.end(), lab) == p.all.end()) p.all.push_back(lab);
+    p.n_out = e->output.size();
+    for (std::size_t i = 0; i < p.all.size(); ++i)
+      (i < p.n_out ? p.out_count : p.sum_count) *= p.size[static_cast<std::size_t>(p.all[i])];
     // Per input, (label, element stride) of each axis; broadcast size-1 ellipsis dims add nothing.
-    std::vector<std::vector<std::pair<std::size_t, int64_t>>> stride(ctx.inputs.size());
+    p.stride.resize(ctx.inputs.size());
     for (std::size_t k = 0; k < ctx.inputs.size(); ++k) {
       const Dims st = strides_of(ctx.inputs[k].dims);
       const auto& labs = e->inputs[k];
       for (std::size_t a = 0; a < labs.size(); ++a)
-        if (ctx.inputs[k].dims[static_cast<int>(a)] != 1 || size[static_cast<std::size_t>(labs[a])] == 1)
-          stride[k].emplace_back(static_cast<std::size_t>(labs[a]), st[static_cast<int>(a)]);
+        if (ctx.inputs[k].dims[static_cast<int>(a)] != 1 || p.size[static_cast<std::size_t>(labs[a])] == 1)
+          p.stride[k].emplace_back(static_cast<std::size_t>(labs[a]), st[static_cast<int>(a)]);
     }
+    ctx.outputs[0].dtype = ctx.inputs[0].dtype;
+    ctx.outputs[0].dims = out;
+    ctx.keep(std::move(p));
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    const Plan& p = ctx.kept<Plan>();
+    const auto& size = p.size;
+    const auto& all = p.all;
+    const std::size_t n_out = p.n_out;
+    const int64_t out_count = p.out_count, sum_count = p.sum_count;
+    const auto& stride = p.stride;
     std::array<int64_t, kLabels> idx{};
     for (int64_t o = 0; o < out_count; ++o) {
       int64_t rem = o;
@@ -234,6 +238,15 @@ class EinsumKernel final : public Kernel {
       return make_error(label, ": Einsum '", eq_, "' is too large for the reference kernel");
     return {};
   }
+
+  // What infer() works out for one set of input shapes.
+  struct Plan {
+    std::array<int64_t, kLabels> size{};  // of every label
+    std::vector<int> all;                 // every label: the output's first, then the summed ones
+    std::size_t n_out = 0;
+    int64_t out_count = 1, sum_count = 1;
+    std::vector<std::vector<std::pair<std::size_t, int64_t>>> stride;  // per input: (label, stride)
+  };
 
   std::string eq_;
 };

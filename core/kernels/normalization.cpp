@@ -206,16 +206,14 @@ class LayerNormKernel final : public Kernel {
       ctx.outputs[o].dims = stat;
     }
     ctx.workspace = 0;
+    ctx.keep(*a);
     return {};
   }
 
   void run(const RunContext& ctx) const override {
     const Dims& xd = ctx.inputs[0].dims;
-    const std::string label;
-    auto a = axis(xd, label);
-    if (!a) return;
     int64_t D = 1;
-    for (int i = *a; i < xd.rank(); ++i) D *= xd[i];
+    for (int i = ctx.kept<int>(); i < xd.rank(); ++i) D *= xd[i];
     const int64_t rows = D > 0 ? xd.numel() / D : 0;
     const float* x = ctx.inputs[0].as<float>();
     const float* sc = ctx.inputs[1].as<float>();

@@ -33,14 +33,13 @@ class PoolKernel final : public Kernel {
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
     ctx.workspace = 0;
+    ctx.keep(std::move(*g));
     return {};
   }
 
   void run(const RunContext& ctx) const override {
     const Dims& xd = ctx.inputs[0].dims;
-    const std::string label;
-    auto geo = geometry(xd, label);
-    if (!geo) return;
+    const WindowGeometry* geo = &ctx.kept<WindowGeometry>();
     // Padded extent per axis, for count_include_pad.
     int64_t pe3[3] = {0, 0, 0};
     for (int i = 0; i < geo->nd; ++i) pe3[3 - geo->nd + i] = geo->pad_end[i];
@@ -120,14 +119,13 @@ class MaxPoolIndexedKernel final : public Kernel {
       ctx.outputs[1].dtype = DType::int64;
       ctx.outputs[1].dims = out;
     }
+    ctx.keep(std::move(*g));
     return {};
   }
 
   void run(const RunContext& ctx) const override {
     const Dims& xd = ctx.inputs[0].dims;
-    auto geo =
-        forward_geometry(a_, std::span<const int64_t>(xd.begin() + 2, xd.end()), a_.kernel, std::string());
-    if (!geo) return;
+    const WindowGeometry* geo = &ctx.kept<WindowGeometry>();
     const Geo3 g = lift(*geo);
     int64_t* idx =
         ctx.outputs.size() > 1 && ctx.outputs[1].present() ? ctx.outputs[1].as<int64_t>() : nullptr;

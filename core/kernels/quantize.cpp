@@ -249,12 +249,12 @@ class MatMulIntegerKernel final : public Kernel {
     WEAVE_TRY(mm.plan(in[0].dims, in[1].dims, ctx.label));
     ctx.outputs[0].dtype = DType::int32;
     ctx.outputs[0].dims = mm.out;
+    ctx.keep(std::move(mm));
     return {};
   }
   void run(const RunContext& ctx) const override {
     const auto& in = ctx.inputs;
-    IntMatMul mm;
-    if (!mm.plan(in[0].dims, in[1].dims, {}).ok()) return;
+    const IntMatMul& mm = ctx.kept<IntMatMul>();
     int32_t* y = ctx.outputs[0].as<int32_t>();
     mm.run(in[0], 0, optional(in, 2), in[1], optional(in, 3), [&](int64_t at, int64_t acc, int64_t, int64_t) {
       y[at] = static_cast<int32_t>(std::clamp<int64_t>(acc, INT32_MIN, INT32_MAX));
@@ -278,12 +278,12 @@ class QLinearMatMulKernel final : public Kernel {
     WEAVE_TRY(check_qparams(ctx, 6, 7, 1, "y"));
     ctx.outputs[0].dtype = in[7].dtype;
     ctx.outputs[0].dims = mm.out;
+    ctx.keep(std::move(mm));
     return {};
   }
   void run(const RunContext& ctx) const override {
     const auto& in = ctx.inputs;
-    IntMatMul mm;
-    if (!mm.plan(in[0].dims, in[3].dims, {}).ok()) return;
+    const IntMatMul& mm = ctx.kept<IntMatMul>();
     const float ys = scale_at(in[6], 0);
     const int32_t yz = zero_point(in, 7, 0);
     mm.run(in[0], 0, &in[2], in[3], &in[5], [&](int64_t at, int64_t acc, int64_t i, int64_t j) {
@@ -314,12 +314,6 @@ class IntConv {
     out = Dims{x[0], w[0]};
     for (int i = 0; i < g.nd; ++i) out.push_back(g.out[i]);
     return {};
-  }
-
-  // The geometry infer() validated, for run().
-  bool geometry(const Dims& x, const Dims& w, WindowGeometry& g) const {
-    Dims out;
-    return infer(x, w, {}, out, g).ok();
   }
 
   template <class Put>
@@ -376,12 +370,12 @@ class ConvIntegerKernel final : public Kernel {
     WEAVE_TRY(conv_.infer(in[0].dims, in[1].dims, ctx.label, out, g));
     ctx.outputs[0].dtype = DType::int32;
     ctx.outputs[0].dims = out;
+    ctx.keep(std::move(g));
     return {};
   }
   void run(const RunContext& ctx) const override {
     const auto& in = ctx.inputs;
-    WindowGeometry g;
-    if (!conv_.geometry(in[0].dims, in[1].dims, g)) return;
+    const WindowGeometry& g = ctx.kept<WindowGeometry>();
     int32_t* y = ctx.outputs[0].as<int32_t>();
     conv_.run(in[0], optional(in, 2), in[1], optional(in, 3), g, [&](int64_t at, int64_t acc, int64_t) {
       y[at] = static_cast<int32_t>(std::clamp<int64_t>(acc, INT32_MIN, INT32_MAX));
@@ -413,12 +407,12 @@ class QLinearConvKernel final : public Kernel {
       return make_error(ctx.label, ": B must be int32 with one value per output channel");
     ctx.outputs[0].dtype = in[7].dtype;
     ctx.outputs[0].dims = out;
+    ctx.keep(std::move(g));
     return {};
   }
   void run(const RunContext& ctx) const override {
     const auto& in = ctx.inputs;
-    WindowGeometry g;
-    if (!conv_.geometry(in[0].dims, in[3].dims, g)) return;
+    const WindowGeometry& g = ctx.kept<WindowGeometry>();
     const float xs = scale_at(in[1], 0), ys = scale_at(in[6], 0);
     const int32_t yz = zero_point(in, 7, 0);
     conv_.run(in[0], &in[2], in[3], &in[5], g, [&](int64_t at, int64_t acc, int64_t m) {

@@ -5,6 +5,7 @@
 // Per-axis index/weight tables are built in the workspace at run time, then one pass over the
 // output rows reads them.
 #include <cmath>
+#include <vector>
 
 #include "core/kernels/ref_util.h"
 #include "core/kernels/registry.h"
@@ -33,30 +34,37 @@ class ResizeKernel final : public Kernel {
                             ref::dims_str(out), " changes a dim other than the last two (not supported)");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
+    // Each axis's source indices and weights, per output position: every output dim's maps
+    // one after the other.
+    Maps m;
+    m.out = out;
     int64_t total = 0;
     for (int64_t d : out) total += d;
-    ctx.workspace = static_cast<std::size_t>(total) * (2 * sizeof(int64_t) + sizeof(float)) + 64;
+    m.i0.resize(static_cast<std::size_t>(total));
+    m.i1.resize(static_cast<std::size_t>(total));
+    m.lam.resize(static_cast<std::size_t>(total));
+    for (int a = 0, base = 0; a < x.rank(); base += static_cast<int>(out[a]), ++a) {
+      ResizeAxis axis{m.i0.data() + base, m.i1.data() + base, m.lam.data() + base};
+      spec_.build_axis(x[a], out[a], scale[a], axis);
+    }
+    ctx.keep(std::move(m));
+    ctx.workspace = 0;
     return {};
   }
 
   void run(const RunContext& ctx) const override {
-    Dims out;
-    float scale[kMaxRank];
-    const std::string label;
-    if (!spec_.plan(ctx.inputs, label, out, scale).ok()) return;
+    const Maps& m = ctx.kept<Maps>();
+    const Dims& out = m.out;
     const Dims& xd = ctx.inputs[0].dims;
     const int r = xd.rank();
     if (out.numel() == 0 || xd.numel() == 0) return;
-    int64_t total = 0;
-    for (int64_t d : out) total += d;
-    auto* i0 = reinterpret_cast<int64_t*>(ctx.workspace.data());
-    int64_t* i1 = i0 + total;
-    auto* lam = reinterpret_cast<float*>(i1 + total);
-    ResizeAxis maps[kMaxRank];
-    for (int a = 0, base = 0; a < r; base += static_cast<int>(out[a]), ++a) {
-      maps[a] = {i0 + base, i1 + base, lam + base};
-      spec_.build_axis(xd[a], out[a], scale[a], maps[a]);
-    }
+    struct {
+      const int64_t* i0;
+      const int64_t* i1;
+      const float* lam;
+    } maps[kMaxRank];
+    for (int a = 0, base = 0; a < r; base += static_cast<int>(out[a]), ++a)
+      maps[a] = {m.i0.data() + base, m.i1.data() + base, m.lam.data() + base};
     const float* x = ctx.inputs[0].as<float>();
     float* y = ref::out_f32(ctx, 0);
     const Dims xs = strides_of(xd);
@@ -90,8 +98,8 @@ class ResizeKernel final : public Kernel {
     }
     // Bilinear: rows are (plane, output row) pairs.
     const int64_t H = out[r - 2], inH = xd[r - 2], inW = xd[r - 1];
-    const ResizeAxis& mh = maps[r - 2];
-    const ResizeAxis& mw = maps[r - 1];
+    const auto& mh = maps[r - 2];
+    const auto& mw = maps[r - 1];
     ctx.parallel.for_range(rows, 16, [&](int64_t r0, int64_t r1) {
       for (int64_t row = r0; row < r1; ++row) {
         const int64_t plane = row / H, oh = row % H;
@@ -112,6 +120,13 @@ class ResizeKernel final : public Kernel {
   }
 
  private:
+  // What infer() works out for one input shape: the output dims and every axis's maps.
+  struct Maps {
+    Dims out;
+    std::vector<int64_t> i0, i1;
+    std::vector<float> lam;
+  };
+
   ResizeSpec spec_;
 };
 

@@ -193,19 +193,18 @@ class ResizeGeneralKernel final : public Kernel {
     const auto& in = ctx.inputs;
     if (!has_input(in, 0) || in[0].dtype != DType::float32)
       return make_error(ctx.label, ": X must be float32");
-    Dims out;
-    std::array<double, kMaxRank> scale{};
-    WEAVE_TRY(plan(in, ctx.label, out, scale));
+    Planned p;
+    WEAVE_TRY(plan(in, ctx.label, p.out, p.scale));
     ctx.outputs[0].dtype = DType::float32;
-    ctx.outputs[0].dims = out;
+    ctx.outputs[0].dims = p.out;
+    ctx.keep(p);
     return {};
   }
 
   void run(const RunContext& ctx) const override {
     const auto& in = ctx.inputs;
-    Dims out;
-    std::array<double, kMaxRank> scale{};
-    if (!plan(in, {}, out, scale).ok()) return;
+    const Dims& out = ctx.kept<Planned>().out;
+    const std::array<double, kMaxRank>& scale = ctx.kept<Planned>().scale;
     const Dims& xd = in[0].dims;
     const int r = xd.rank();
     const Dims xs = strides_of(xd);
@@ -244,6 +243,12 @@ class ResizeGeneralKernel final : public Kernel {
   }
 
  private:
+  // What infer() works out for one set of input shapes.
+  struct Planned {
+    Dims out;
+    std::array<double, kMaxRank> scale{};
+  };
+
   // roi start/end of axis a (tf_crop_and_resize), default [0, 1].
   static std::pair<double, double> roi(std::span<const ConstTensorView> in, int a, int r) {
     if (!has_input(in, 1) || in[1].numel() != 2 * r || in[1].data == nullptr) return {0.0, 1.0};

@@ -598,27 +598,13 @@ class SliceKernel final : public Kernel {
     for (int i = 0; i < ctx.inputs[0].dims.rank(); ++i) out.push_back(p.count[i]);
     ctx.outputs[0].dtype = ctx.inputs[0].dtype;
     ctx.outputs[0].dims = out;
+    ctx.keep(p);
     return {};
   }
 
   void run(const RunContext& ctx) const override {
     const ConstTensorView& in = ctx.inputs[0];
-    SliceParams p;
-    if (from_attrs_) {
-      (void)slice_params(in.dims, starts_, ends_, axes_, {}, p, nullptr);
-    } else {
-      // The small index inputs are read into fixed arrays: run() must not allocate.
-      std::array<std::array<int64_t, kMaxRank>, 4> v{};
-      std::array<std::size_t, 4> n{};
-      for (std::size_t i = 1; i <= 4; ++i) {
-        if (!has_input(ctx.inputs, i)) continue;
-        n[i - 1] = std::min<std::size_t>(static_cast<std::size_t>(ctx.inputs[i].numel()), kMaxRank);
-        for (std::size_t k = 0; k < n[i - 1]; ++k)
-          v[i - 1][k] = kern::int_at(ctx.inputs[i], static_cast<int64_t>(k));
-      }
-      auto sp = [&](int i) { return std::span<const int64_t>(v[i].data(), n[i]); };
-      (void)slice_params(in.dims, sp(0), sp(1), sp(2), sp(3), p, nullptr);
-    }
+    const SliceParams& p = ctx.kept<SliceParams>();
     const Dims st = strides_of(in.dims);
     kern::Plan plan;
     plan.rank = in.dims.rank();
@@ -1009,6 +995,7 @@ class PadKernel final : public Kernel {
       return make_error(ctx.label, ": Pad output ", dims_str(out), " is too large");
     ctx.outputs[0].dtype = ctx.inputs[0].dtype;
     ctx.outputs[0].dims = out;
+    ctx.keep(pads);
     return {};
   }
 
@@ -1017,20 +1004,7 @@ class PadKernel final : public Kernel {
     const TensorView& out = ctx.outputs[0];
     const int r = in.dims.rank();
     const int64_t es = static_cast<int64_t>(dtype_size(in.dtype));
-    std::array<int64_t, 2 * kMaxRank> pads{};
-    if (from_attrs_) {
-      (void)resolve(in.dims, pads_, {}, pads, nullptr);
-    } else {
-      std::array<int64_t, 2 * kMaxRank> raw{}, axes{};
-      const auto np = std::min<std::size_t>(static_cast<std::size_t>(ctx.inputs[1].numel()), 2 * kMaxRank);
-      for (std::size_t i = 0; i < np; ++i) raw[i] = kern::int_at(ctx.inputs[1], static_cast<int64_t>(i));
-      std::size_t na = 0;
-      if (has_input(ctx.inputs, 3)) {
-        na = std::min<std::size_t>(static_cast<std::size_t>(ctx.inputs[3].numel()), kMaxRank);
-        for (std::size_t i = 0; i < na; ++i) axes[i] = kern::int_at(ctx.inputs[3], static_cast<int64_t>(i));
-      }
-      (void)resolve(in.dims, {raw.data(), np}, {axes.data(), na}, pads, nullptr);
-    }
+    const auto& pads = ctx.kept<std::array<int64_t, 2 * kMaxRank>>();
     // The constant as raw bytes of the element type.
     std::array<std::byte, 16> cval{};
     if (from_attrs_) {

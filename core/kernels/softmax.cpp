@@ -2,6 +2,7 @@
 // maximum is subtracted). Opset >= 13 semantics: normalize along `axis` (default -1). With the attribute
 // coerce_2d=1 (set by the importer for opset < 13 models) the input is viewed as 2-D at `axis` (default 1)
 // and each row of the trailing block is normalized as a whole.
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -35,18 +36,17 @@ class SoftmaxKernel final : public Kernel {
   }
 
   Status infer(ShapeContext& ctx) const override {
-    int64_t o = 0, d = 0, i = 0;
-    WEAVE_TRY(split(ctx.inputs[0].dims, ctx.label, o, d, i));
+    std::array<int64_t, 3> split_dims{};  // outer, D, inner
+    WEAVE_TRY(split(ctx.inputs[0].dims, ctx.label, split_dims[0], split_dims[1], split_dims[2]));
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = ctx.inputs[0].dims;
     ctx.workspace = 0;
+    ctx.keep(split_dims);
     return {};
   }
 
   void run(const RunContext& ctx) const override {
-    int64_t outer = 0, D = 0, inner = 0;
-    const std::string label;
-    if (!split(ctx.inputs[0].dims, label, outer, D, inner).ok()) return;
+    const auto [outer, D, inner] = ctx.kept<std::array<int64_t, 3>>();
     const float* x = ctx.inputs[0].as<float>();
     float* y = ref::out_f32(ctx, 0);
     if (D == 0) return;

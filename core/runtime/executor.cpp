@@ -520,7 +520,7 @@ void Executor::run_steps(const ShapePlan& plan, const StepViews& views, std::spa
                                                    views.in_begin[s + 1] - views.in_begin[s]),
                   std::span<const TensorView>(views.out.data() + views.out_begin[s],
                                               views.out_begin[s + 1] - views.out_begin[s]),
-                  workspace, par};
+                  workspace, par, steps[s].state.get()};
     if (!prof) {
       factory_->kernel(steps[s].node).run(rc);
       continue;

@@ -138,7 +138,7 @@ class Planner {
           outs[k] = plan_.known.back().view();
         }
         AlignedBuffer ws(sc.workspace);
-        RunContext rc{in_views, outs, ws.span(), SerialParallel::instance()};
+        RunContext rc{in_views, outs, ws.span(), SerialParallel::instance(), sc.state.get()};
         kernel.run(rc);
         for (std::size_t k = 0; k < outs.size(); ++k) {
           int32_t v = node.outputs[k];
@@ -153,6 +153,7 @@ class Planner {
       step.inputs = node.inputs;
       step.outputs = node.outputs;
       step.workspace = sc.workspace;
+      step.state = std::move(sc.state);
       plan_.workspace_bytes = std::max(plan_.workspace_bytes, sc.workspace);
       for (std::size_t k = 0; k < node.outputs.size(); ++k) {
         int32_t v = node.outputs[k];

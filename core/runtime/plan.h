@@ -46,6 +46,7 @@ struct PlanStep {
   std::vector<int32_t> inputs;   // value ids (kNoValue for omitted)
   std::vector<int32_t> outputs;  // value ids (kNoValue for omitted)
   std::size_t workspace = 0;
+  std::shared_ptr<const KernelState> state;  // what the kernel's infer() kept for these shapes
 };
 
 struct ShapePlan {

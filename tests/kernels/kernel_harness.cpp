@@ -79,7 +79,7 @@ Expected<std::vector<Tensor>> run_kernel(const KernelCase& c, std::string_view i
   std::vector<ConstTensorView> ins(n_in);
   for (std::size_t i = 0; i < n_in; ++i) ins[i] = c.inputs[i].view();
   ThreadsParallel par(threads);
-  RunContext rc{ins, outs, ws.span(), par};
+  RunContext rc{ins, outs, ws.span(), par, sc.state.get()};
   (*kernel)->run(rc);
   return results;
 }

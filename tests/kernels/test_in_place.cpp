@@ -24,6 +24,7 @@ struct Made {
   std::unique_ptr<Kernel> kernel;
   std::vector<TensorView> outs;
   std::size_t workspace = 0;
+  std::shared_ptr<const KernelState> state;
 };
 
 // Creates the registry's kernel for `op` over inputs of these dtypes/dims (inputs flagged
@@ -56,6 +57,7 @@ Made make(const std::string& op, const Attributes& attrs, const std::vector<cons
   ShapeContext sc{known, m.outs, 0, label};
   BOOST_TEST_REQUIRE(m.kernel->infer(sc).ok());
   m.workspace = sc.workspace;
+  m.state = sc.state;
   return m;
 }
 
@@ -73,12 +75,12 @@ void check_in_place(const std::string& op, const Attributes& attrs, const std::v
     std::vector<ConstTensorView> ins;
     for (const Tensor* t : inputs) ins.push_back(t->view());
     std::vector<TensorView> outs{TensorView{want.data(), out_info.dtype, out_info.dims}};
-    m.kernel->run(RunContext{ins, outs, {}, par});
+    m.kernel->run(RunContext{ins, outs, {}, par, m.state.get()});
 
     Tensor shared = Tensor::copy_of(inputs[k]->view());
     ins[k] = ConstTensorView{shared.data(), shared.dtype(), shared.dims()};
     outs[0] = TensorView{shared.data(), out_info.dtype, out_info.dims};
-    m.kernel->run(RunContext{ins, outs, {}, par});
+    m.kernel->run(RunContext{ins, outs, {}, par, m.state.get()});
     BOOST_TEST(std::memcmp(shared.data(), want.data(), want.bytes()) == 0);
   }
 }

@@ -28,12 +28,14 @@ class ConvConcat final : public Kernel {
   Status infer(ShapeContext& ctx) const override {
     Dims out;
     std::size_t workspace = 0;
+    States states;  // each conv's, for its run_into
     for (std::size_t i = 0; i < convs_.size(); ++i) {
       TensorView o;
       const std::string label = ctx.label + " conv " + std::to_string(i);
       ShapeContext sub{ctx.inputs.subspan(3 * i, 3), std::span<TensorView>(&o, 1), 0, label};
       WEAVE_TRY(convs_[i]->infer(sub));
       workspace = std::max(workspace, sub.workspace);
+      states.push_back(std::move(sub.state));
       if (i == 0) {
         out = o.dims;
         continue;
@@ -46,22 +48,25 @@ class ConvConcat final : public Kernel {
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
     ctx.workspace = workspace;
+    ctx.keep(std::move(states));
     return {};
   }
 
   void run(const RunContext& ctx) const override {
     float* y = ref::out_f32(ctx, 0);
     const int64_t ldy = ctx.outputs[0].dims[3];
+    const States& states = ctx.kept<States>();
     int64_t channel = 0;
     for (std::size_t i = 0; i < convs_.size(); ++i) {
       const auto& c = static_cast<const NhwcConvKernel&>(*convs_[i]);
-      const RunContext sub{ctx.inputs.subspan(3 * i, 3), {}, ctx.workspace, ctx.parallel};
+      const RunContext sub{ctx.inputs.subspan(3 * i, 3), {}, ctx.workspace, ctx.parallel, states[i].get()};
       c.run_into(sub, y + channel, ldy);
       channel += c.out_channels();
     }
   }
 
  private:
+  using States = std::vector<std::shared_ptr<const KernelState>>;
   std::vector<std::unique_ptr<Kernel>> convs_;  // each an NhwcConvKernel that can_run_into()
 };
 

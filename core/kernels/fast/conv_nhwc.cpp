@@ -73,6 +73,7 @@ class FastConv final : public NhwcConvKernel {
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
     ctx.workspace = winograd_ ? ops_.winograd_workspace(winograd_args(x, *geo)) : 0;
+    ctx.keep(std::move(*geo));
     return {};
   }
 
@@ -83,9 +84,7 @@ class FastConv final : public NhwcConvKernel {
 
   void run_into(const RunContext& ctx, float* y, int64_t ldy) const override {
     const Dims& xd = ctx.inputs[0].dims;
-    const std::string label;
-    auto geo = geometry(xd, label);
-    if (!geo) return;  // infer() rejected these dims already
+    const WindowGeometry* geo = &ctx.kept<WindowGeometry>();
     const float* res = ref::present(ctx, 3) ? ctx.inputs[3].as<float>() : nullptr;
     const auto* bias = bias_.size() > 0 ? reinterpret_cast<const float*>(bias_.data()) : nullptr;
     if (winograd_) {

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 
 #include "core/kernels/fast/epilogue.h"
 #include "core/kernels/fast/fast_ops.h"
@@ -81,14 +80,13 @@ class ExpandDepthwise final : public Kernel {
     ctx.outputs[0].dims = Dims{x[0], geo->out[0], geo->out[1], C_};
     const int64_t banded = bands(x[0] * geo->out[0], bands_) * slice_floats(*geo);
     ctx.workspace = static_cast<std::size_t>(std::max(banded, whole_floats(*geo))) * sizeof(float);
+    ctx.keep(band_shape(*geo, x));
     return {};
   }
 
   void run(const RunContext& ctx) const override {
     const Dims& xd = ctx.inputs[0].dims;
-    const std::optional<Band> band = band_for(xd);
-    if (!band) return;  // infer() rejected these dims already
-    const Band& b = *band;
+    const Band& b = ctx.kept<Band>();
     const int64_t rows = xd[0] * b.OH;
     // infer() planned a slice for each of bands(rows, bands_); threads() may give fewer.
     const int64_t n_bands = bands(rows, std::min<int64_t>(bands_, ctx.parallel.threads()));
@@ -140,11 +138,6 @@ class ExpandDepthwise final : public Kernel {
   int64_t whole_floats(const WindowGeometry& g) const {
     const int64_t f = g.in[0] * g.in[1] * C_;
     return f * static_cast<int64_t>(sizeof(float)) <= kWholeMapBytes ? f : 0;
-  }
-  std::optional<Band> band_for(const Dims& x) const {
-    auto g = geometry(x, std::string());
-    if (!g) return std::nullopt;
-    return band_shape(*g, x);
   }
   static Band band_shape(const WindowGeometry& g, const Dims& x) {
     return Band{x[1],          x[2],           g.out[0],     g.out[1],         g.stride[0],

@@ -43,13 +43,12 @@ class FastMatMul final : public Kernel {
             ? 0
             : static_cast<std::size_t>(gemm_b_layout(p->K, p->N, ops_.nr, ops_.vec).group_floats) *
                   sizeof(float);
+    ctx.keep(std::move(*p));
     return {};
   }
 
   void run(const RunContext& ctx) const override {
-    const std::string label;
-    auto p = plan_matmul(ctx.inputs[0].dims, ctx.inputs[1].dims, label);
-    if (!p) return;
+    const MatMulPlan* p = &ctx.kept<MatMulPlan>();
     const float* A = ctx.inputs[0].as<float>();
     float* Y = ref::out_f32(ctx, 0);
     const int64_t nb = p->batch.numel(), M = p->M, N = p->N, K = p->K;

@@ -18,39 +18,35 @@ class FastPool final : public Kernel {
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
     if (x.rank() != 4) return make_error(ctx.label, ": NHWC input ", ref::dims_str(x), " must have rank 4");
+    // Everything of the pool's arguments but the tensors, for run().
+    PoolArgs p;
+    p.N = x[0], p.IH = x[1], p.IW = x[2], p.C = x[3];
+    p.max = max_;
+    p.count_include_pad = include_pad_;
     if (global_) {
       if (max_ && x[1] * x[2] == 0)
         return make_error(ctx.label, ": GlobalMaxPool of empty input ", ref::dims_str(x));
       ctx.outputs[0].dims = Dims{x[0], 1, 1, x[3]};
+      p.KH = p.IH, p.KW = p.IW;
     } else {
       auto geo = geometry(x, ctx.label);
       if (!geo) return geo.error();
       ctx.outputs[0].dims = Dims{x[0], geo->out[0], geo->out[1], x[3]};
-    }
-    ctx.outputs[0].dtype = DType::float32;
-    ctx.workspace = 0;
-    return {};
-  }
-
-  void run(const RunContext& ctx) const override {
-    const Dims& xd = ctx.inputs[0].dims;
-    PoolArgs p;
-    p.x = ctx.inputs[0].as<float>();
-    p.N = xd[0], p.IH = xd[1], p.IW = xd[2], p.C = xd[3];
-    p.y = ref::out_f32(ctx, 0);
-    p.max = max_;
-    p.count_include_pad = include_pad_;
-    if (global_) {
-      p.KH = p.IH, p.KW = p.IW;
-    } else {
-      const std::string label;
-      auto geo = geometry(xd, label);
-      if (!geo) return;
       p.OH = geo->out[0], p.OW = geo->out[1];
       p.KH = geo->kernel[0], p.KW = geo->kernel[1], p.SH = geo->stride[0], p.SW = geo->stride[1];
       p.DH = geo->dilation[0], p.DW = geo->dilation[1];
       p.PT = geo->pad_begin[0], p.PL = geo->pad_begin[1], p.PB = geo->pad_end[0], p.PR = geo->pad_end[1];
     }
+    ctx.outputs[0].dtype = DType::float32;
+    ctx.workspace = 0;
+    ctx.keep(p);
+    return {};
+  }
+
+  void run(const RunContext& ctx) const override {
+    PoolArgs p = ctx.kept<PoolArgs>();
+    p.x = ctx.inputs[0].as<float>();
+    p.y = ref::out_f32(ctx, 0);
     ops_.pool(p, ctx.parallel);
   }
 

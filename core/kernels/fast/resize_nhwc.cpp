@@ -3,6 +3,7 @@
 // a copy (nearest) or a blend of four source pixels (linear) over a contiguous channel vector.
 // Same index tables as the reference kernel (core/kernels/resize_map.h). Other forms decline.
 #include <cstring>
+#include <vector>
 
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
@@ -26,24 +27,33 @@ class FastResize final : public Kernel {
                         ", not ", ref::dims_str(out));
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
-    ctx.workspace = static_cast<std::size_t>(out[1] + out[2]) * (2 * sizeof(int64_t) + sizeof(float)) + 64;
+    // The rows' and the columns' source indices and weights, one after the other.
+    Maps m;
+    m.out = out;
+    const auto n = static_cast<std::size_t>(out[1] + out[2]);
+    m.i0.resize(n);
+    m.i1.resize(n);
+    m.lam.resize(n);
+    spec_.build_axis(x[1], out[1], scale[1], ResizeAxis{m.i0.data(), m.i1.data(), m.lam.data()});
+    spec_.build_axis(x[2], out[2], scale[2],
+                     ResizeAxis{m.i0.data() + out[1], m.i1.data() + out[1], m.lam.data() + out[1]});
+    ctx.keep(std::move(m));
+    ctx.workspace = 0;
     return {};
   }
 
   void run(const RunContext& ctx) const override {
-    Dims out;
-    float scale[kMaxRank];
-    const std::string label;
-    if (!spec_.plan(ctx.inputs, label, out, scale).ok()) return;
+    const Maps& m = ctx.kept<Maps>();
+    const Dims& out = m.out;
     const Dims& xd = ctx.inputs[0].dims;
     if (out.numel() == 0 || xd.numel() == 0) return;
     const int64_t OH = out[1], OW = out[2], IH = xd[1], IW = xd[2], C = xd[3];
-    auto* i0 = reinterpret_cast<int64_t*>(ctx.workspace.data());
-    int64_t* i1 = i0 + OH + OW;
-    auto* lam = reinterpret_cast<float*>(i1 + OH + OW);
-    const ResizeAxis mh{i0, i1, lam}, mw{i0 + OH, i1 + OH, lam + OH};
-    spec_.build_axis(IH, OH, scale[1], mh);
-    spec_.build_axis(IW, OW, scale[2], mw);
+    struct {
+      const int64_t* i0;
+      const int64_t* i1;
+      const float* lam;
+    } const mh{m.i0.data(), m.i1.data(), m.lam.data()},
+        mw{m.i0.data() + OH, m.i1.data() + OH, m.lam.data() + OH};
     const float* x = ctx.inputs[0].as<float>();
     float* y = ref::out_f32(ctx, 0);
     const std::size_t row_bytes = static_cast<std::size_t>(C) * sizeof(float);
@@ -76,6 +86,13 @@ class FastResize final : public Kernel {
   }
 
  private:
+  // What infer() works out for one input shape: the output dims and the rows' and columns' maps.
+  struct Maps {
+    Dims out;
+    std::vector<int64_t> i0, i1;
+    std::vector<float> lam;
+  };
+
   ResizeSpec spec_;
 };
 
