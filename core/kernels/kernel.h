@@ -16,6 +16,7 @@
 
 #include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -48,6 +49,11 @@ class KernelState {
  public:
   virtual ~KernelState() = default;
 };
+
+// What infer() keeps is a few entries per dim, small next to the tensors; a kernel that would
+// keep more than this (a hostile model's huge dim) refuses the shape instead, so that planning
+// never allocates without bound.
+inline constexpr uint64_t kMaxKeptBytes = uint64_t{1} << 28;
 
 template <class T>
 struct Kept final : KernelState {

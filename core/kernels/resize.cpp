@@ -34,37 +34,21 @@ class ResizeKernel final : public Kernel {
                             ref::dims_str(out), " changes a dim other than the last two (not supported)");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
-    // Each axis's source indices and weights, per output position: every output dim's maps
-    // one after the other.
-    Maps m;
-    m.out = out;
-    int64_t total = 0;
-    for (int64_t d : out) total += d;
-    m.i0.resize(static_cast<std::size_t>(total));
-    m.i1.resize(static_cast<std::size_t>(total));
-    m.lam.resize(static_cast<std::size_t>(total));
-    for (int a = 0, base = 0; a < x.rank(); base += static_cast<int>(out[a]), ++a) {
-      ResizeAxis axis{m.i0.data() + base, m.i1.data() + base, m.lam.data() + base};
-      spec_.build_axis(x[a], out[a], scale[a], axis);
-    }
-    ctx.keep(std::move(m));
+    auto m = spec_.maps(x, out, scale, 0, x.rank(), ctx.label);
+    if (!m) return m.error();
+    ctx.keep(std::move(*m));
     ctx.workspace = 0;
     return {};
   }
 
   void run(const RunContext& ctx) const override {
-    const Maps& m = ctx.kept<Maps>();
+    const ResizeMaps& m = ctx.kept<ResizeMaps>();
     const Dims& out = m.out;
     const Dims& xd = ctx.inputs[0].dims;
     const int r = xd.rank();
     if (out.numel() == 0 || xd.numel() == 0) return;
-    struct {
-      const int64_t* i0;
-      const int64_t* i1;
-      const float* lam;
-    } maps[kMaxRank];
-    for (int a = 0, base = 0; a < r; base += static_cast<int>(out[a]), ++a)
-      maps[a] = {m.i0.data() + base, m.i1.data() + base, m.lam.data() + base};
+    ResizeMaps::Axis maps[kMaxRank];
+    for (int a = 0; a < r; ++a) maps[a] = m.axis(a);
     const float* x = ctx.inputs[0].as<float>();
     float* y = ref::out_f32(ctx, 0);
     const Dims xs = strides_of(xd);
@@ -120,13 +104,6 @@ class ResizeKernel final : public Kernel {
   }
 
  private:
-  // What infer() works out for one input shape: the output dims and every axis's maps.
-  struct Maps {
-    Dims out;
-    std::vector<int64_t> i0, i1;
-    std::vector<float> lam;
-  };
-
   ResizeSpec spec_;
 };
 

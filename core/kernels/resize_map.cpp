@@ -155,4 +155,27 @@ void ResizeSpec::build_axis(int64_t in, int64_t out, float s, ResizeAxis m) cons
   }
 }
 
+Expected<ResizeMaps> ResizeSpec::maps(const Dims& x, const Dims& out, const float* scale, int first, int last,
+                                      const std::string& label) const {
+  ResizeMaps m;
+  m.out = out;
+  int64_t total = 0;
+  for (int a = first; a < last; ++a) {
+    m.base[static_cast<std::size_t>(a)] = total;
+    total += out[a];
+  }
+  const auto bytes = static_cast<uint64_t>(total) * (2 * sizeof(int64_t) + sizeof(float));
+  if (bytes > kMaxKeptBytes)
+    return make_error(label, ": Resize to ", shape_str(out.span()), " needs ", bytes,
+                      " bytes of index tables, above the ", kMaxKeptBytes, " a plan keeps");
+  m.i0.resize(static_cast<std::size_t>(total));
+  m.i1.resize(static_cast<std::size_t>(total));
+  m.lam.resize(static_cast<std::size_t>(total));
+  for (int a = first; a < last; ++a) {
+    const auto b = static_cast<std::size_t>(m.base[static_cast<std::size_t>(a)]);
+    build_axis(x[a], out[a], scale[a], ResizeAxis{m.i0.data() + b, m.i1.data() + b, m.lam.data() + b});
+  }
+  return m;
+}
+
 }  // namespace weave

@@ -4,9 +4,11 @@
 // index to its source index (nearest) or pair of indices and weight (linear).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/common/dims.h"
 #include "core/common/status.h"
@@ -31,6 +33,25 @@ struct ResizeAxis {
   float* lam;
 };
 
+// The tables of a range of axes for one input shape, one axis after the other: what infer()
+// keeps and run() reads.
+struct ResizeMaps {
+  Dims out;
+  std::vector<int64_t> i0, i1;
+  std::vector<float> lam;
+  std::array<int64_t, kMaxRank> base{};  // where axis a's entries start
+  // Axis a's tables, read-only.
+  struct Axis {
+    const int64_t* i0;
+    const int64_t* i1;
+    const float* lam;
+  };
+  [[nodiscard]] Axis axis(int a) const {
+    const auto b = static_cast<std::size_t>(base[static_cast<std::size_t>(a)]);
+    return Axis{i0.data() + b, i1.data() + b, lam.data() + b};
+  }
+};
+
 struct ResizeSpec {
   bool linear = false;
   ResizeCoord coord = ResizeCoord::asymmetric;
@@ -46,6 +67,10 @@ struct ResizeSpec {
   // Input coordinate of output index o on one axis.
   [[nodiscard]] float source(int64_t o, int64_t in, int64_t out, float s) const;
   void build_axis(int64_t in, int64_t out, float s, ResizeAxis m) const;
+  // The tables of axes [first, last) of input dims x resized to out (scales from plan()). An
+  // error when they would take more than kMaxKeptBytes (one huge output dim of a hostile model).
+  [[nodiscard]] Expected<ResizeMaps> maps(const Dims& x, const Dims& out, const float* scale, int first,
+                                          int last, const std::string& label) const;
 };
 
 }  // namespace weave

@@ -27,23 +27,15 @@ class FastResize final : public Kernel {
                         ", not ", ref::dims_str(out));
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
-    // The rows' and the columns' source indices and weights, one after the other.
-    Maps m;
-    m.out = out;
-    const auto n = static_cast<std::size_t>(out[1] + out[2]);
-    m.i0.resize(n);
-    m.i1.resize(n);
-    m.lam.resize(n);
-    spec_.build_axis(x[1], out[1], scale[1], ResizeAxis{m.i0.data(), m.i1.data(), m.lam.data()});
-    spec_.build_axis(x[2], out[2], scale[2],
-                     ResizeAxis{m.i0.data() + out[1], m.i1.data() + out[1], m.lam.data() + out[1]});
-    ctx.keep(std::move(m));
+    auto m = spec_.maps(x, out, scale, 1, 3, ctx.label);  // rows and columns
+    if (!m) return m.error();
+    ctx.keep(std::move(*m));
     ctx.workspace = 0;
     return {};
   }
 
   void run(const RunContext& ctx) const override {
-    const Maps& m = ctx.kept<Maps>();
+    const ResizeMaps& m = ctx.kept<ResizeMaps>();
     const Dims& out = m.out;
     const Dims& xd = ctx.inputs[0].dims;
     if (out.numel() == 0 || xd.numel() == 0) return;
@@ -86,13 +78,6 @@ class FastResize final : public Kernel {
   }
 
  private:
-  // What infer() works out for one input shape: the output dims and the rows' and columns' maps.
-  struct Maps {
-    Dims out;
-    std::vector<int64_t> i0, i1;
-    std::vector<float> lam;
-  };
-
   ResizeSpec spec_;
 };
 
