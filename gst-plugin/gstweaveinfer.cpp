@@ -124,7 +124,8 @@ struct Input {
   BufferPtr buffer;
   weave::caps::CapsTensor tensor;
 };
-using Runner = weave::stream::StreamRunner<Input, Control>;
+using Runner = weave::stream::StreamRunner;
+using weave::stream::Payload;
 
 struct PadInfo {
   GstPad* pad = nullptr;  // owned by the element
@@ -469,7 +470,7 @@ static GstFlowReturn weave_infer_chain(GstPad* pad, GstObject* parent, GstBuffer
   }
   std::optional<uint64_t> pts;
   if (GST_BUFFER_PTS_IS_VALID(buffer)) pts = GST_BUFFER_PTS(buffer);
-  const auto r = impl->runner.push(index, pts, Input{std::move(owned), tensor});
+  const auto r = impl->runner.push(index, pts, Payload(Input{std::move(owned), tensor}));
   if (r == weave::stream::Push::dropped) GST_LOG_OBJECT(self, "queue full, dropped a buffer");
   return flow_of(impl->runner, r);
 }
@@ -524,7 +525,7 @@ static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) 
   }
   Control item;
   for (int32_t v : impl->factory->graph().outputs) item.caps.push_back((*plan)->slots[v].dims);
-  (void)impl->runner.push_event(std::move(item), index);
+  (void)impl->runner.push_event(Payload(std::move(item)), index);
   return TRUE;
 }
 
@@ -573,7 +574,7 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
       if (GstEvent* seg = gst_pad_get_sticky_event(impl->sinks[0].pad, GST_EVENT_SEGMENT, 0)) {
         Control item;
         item.event.reset(seg);
-        (void)impl->runner.push_event(std::move(item));
+        (void)impl->runner.push_event(Payload(std::move(item)));
       }
       if (!impl->srcs.empty() && gst_pad_is_active(impl->srcs[0].pad)) start_task(self);
       return TRUE;
@@ -593,7 +594,7 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
       }
       Control item;
       item.event.reset(event);
-      (void)impl->runner.push_event(std::move(item), index);
+      (void)impl->runner.push_event(Payload(std::move(item)), index);
       return TRUE;
   }
 }
@@ -842,17 +843,17 @@ class OutBuffers final : public weave::stream::OutputSink {
 // The input buffers of one set, mapped for reading while the frame runs.
 class MappedInputs {
  public:
-  explicit MappedInputs(const std::vector<Input>& inputs) : inputs_(inputs), maps_(inputs.size()) {}
+  explicit MappedInputs(const std::vector<Payload>& inputs) : inputs_(inputs), maps_(inputs.size()) {}
   ~MappedInputs() {
-    for (std::size_t i = 0; i < mapped_; ++i) gst_buffer_unmap(inputs_[i].buffer.get(), &maps_[i]);
+    for (std::size_t i = 0; i < mapped_; ++i) gst_buffer_unmap(input(i).buffer.get(), &maps_[i]);
   }
   // Maps every buffer; views of the tensors their caps described.
   bool map(std::vector<weave::stream::InputFrame>& out) {
     for (; mapped_ < inputs_.size(); ++mapped_) {
-      GstBuffer* b = inputs_[mapped_].buffer.get();
+      GstBuffer* b = input(mapped_).buffer.get();
       const guint blocks = gst_buffer_n_memory(b);
       if (!gst_buffer_map(b, &maps_[mapped_], GST_MAP_READ)) return false;
-      const auto& t = inputs_[mapped_].tensor;
+      const auto& t = input(mapped_).tensor;
       out.push_back(
           {weave::ConstTensorView{maps_[mapped_].data, t.dtype, t.dims}, maps_[mapped_].size, blocks > 1});
     }
@@ -860,12 +861,13 @@ class MappedInputs {
   }
 
  private:
-  const std::vector<Input>& inputs_;
+  const Input& input(std::size_t i) const { return inputs_[i].get<Input>(); }
+  const std::vector<Payload>& inputs_;
   std::vector<GstMapInfo> maps_;
   std::size_t mapped_ = 0;
 };
 
-static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Input>& inputs) {
+static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Payload>& inputs) {
   WeaveInferImpl* impl = self->impl;
   if (!impl->stream_started) ensure_stream_start(self, nullptr);
   OutBuffers outs(impl->srcs.size());
@@ -886,7 +888,7 @@ static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Input>& inpu
     return GST_FLOW_ERROR;
   }
 
-  GstBuffer* first = inputs.empty() ? nullptr : inputs[0].buffer.get();
+  GstBuffer* first = inputs.empty() ? nullptr : inputs[0].get<Input>().buffer.get();
   for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
     PadInfo& s = impl->srcs[k];
     if (!s.has_caps || !(s.tensor.dims == (*out_dims)[k]) || s.tensor.dtype != s.info.dtype)
@@ -949,7 +951,7 @@ static void weave_infer_loop(gpointer user_data) {
       ret = run_set(self, step.buffers);
       break;
     case Runner::StepKind::event:
-      handle_control(self, *step.event);
+      handle_control(self, step.event.get<Control>());
       break;
     case Runner::StepKind::eos:
       if (!impl->stream_started) ensure_stream_start(self, nullptr);
