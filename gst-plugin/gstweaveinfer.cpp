@@ -63,6 +63,7 @@
 #include "caps/tensor_caps.h"
 #include "caps/tensor_origin.h"
 #include "core/loader/model_settings.h"
+#include "core/loader/model_slot.h"
 #include "core/runtime/tensor_names.h"
 #include "core/stream/frame_runner.h"
 #include "core/stream/stream_runner.h"
@@ -158,16 +159,9 @@ struct WeaveInferImpl {
   int threads = 0;
   int leaky = kDefaultLeaky;
   std::string max_shape;  // as set (validated by parse_shape_bounds)
-  // Bounds in effect for the loaded factory: max_shape, else finite upstream caps bounds.
-  weave::ShapeBounds bounds;
 
-  // The loaded model (GST_OBJECT_LOCK; changed only in NULL/READY).
-  std::shared_ptr<const weave::Factory> factory;
-  std::string load_error;
-  std::string artifact_path;
-  std::string loaded_key;     // settings key the factory was loaded with
-  std::string loaded_stamp;   // the model file as it was when loaded (weave::model_file_stamp)
-  std::string cache_warning;  // a cache problem worked around by the last load, posted on start
+  // The loaded model (changed only in NULL/READY).
+  weave::ModelSlot loaded;
   std::vector<PadInfo> sinks;
   std::vector<PadInfo> srcs;
   GstFlowCombiner* combiner = nullptr;
@@ -355,70 +349,51 @@ static weave::ShapeBounds effective_bounds(GstWeaveInfer* self) {
   return bounds;
 }
 
-// The settings a factory is loaded with. Call with the object lock held.
+// The settings of the properties, without bounds. Call with the object lock held.
 static weave::ModelSettings settings_locked(const WeaveInferImpl* impl) {
   weave::ModelSettings s;
   s.model = impl->model;
   s.cache_dir = impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
   s.codec = weave_enum_nick(GST_TYPE_WEAVE_COMPRESSION, impl->compression, "zlib");  // nicks are codec names
-  s.bounds = impl->bounds;
   return s;
 }
 
-// Loads the model named by the settings. `make_pads`: rebuild the pads (model changed);
-// otherwise the new factory must have the interface the pads were made for. Returns false
-// with impl->load_error set on failure.
-static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) {
+// Loads the model of `settings`. `make_pads`: rebuild the pads (model changed); otherwise the
+// new factory must have the interface the pads were made for. False on failure
+// (impl->loaded.error() says why).
+static bool load_model(GstWeaveInfer* self, const weave::ModelSettings& settings, bool make_pads,
+                       bool from_property) {
   WeaveInferImpl* impl = self->impl;
-  GST_OBJECT_LOCK(self);
-  const weave::ModelSettings settings = settings_locked(impl);
-  GST_OBJECT_UNLOCK(self);
-
   if (make_pads) remove_pads(self);
-  std::shared_ptr<const weave::Factory> old = impl->factory;
-  impl->factory.reset();
-  impl->artifact_path.clear();
-  impl->load_error.clear();
-  impl->loaded_key.clear();
-  impl->loaded_stamp.clear();
-  if (settings.model.empty()) {
-    impl->load_error = "no model set (property 'model')";
-    return false;
-  }
-  auto loaded = weave::load_model(settings, "property 'model'");
-  if (!loaded) {
+  const weave::LoadFailure failure = impl->loaded.load(settings, !make_pads, "property 'model'");
+  if (failure == weave::LoadFailure::unreadable) {
     const char* model = settings.model.c_str();
-    impl->load_error = loaded.message();
-    GST_WARNING_OBJECT(self, "cannot load model '%s': %s", model, impl->load_error.c_str());
+    const char* error = impl->loaded.error().c_str();
+    GST_WARNING_OBJECT(self, "cannot load model '%s': %s", model, error);
     // gst-launch-1.0 has no bus yet while it sets properties: say it where users look.
     if (from_property)
-      g_warning("weaveinfer %s: cannot load model '%s': %s", GST_OBJECT_NAME(self), model,
-                impl->load_error.c_str());
-    GST_ELEMENT_WARNING(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model),
-                        ("%s", impl->load_error.c_str()));
-    return false;
+      g_warning("weaveinfer %s: cannot load model '%s': %s", GST_OBJECT_NAME(self), model, error);
+    GST_ELEMENT_WARNING(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model), ("%s", error));
+  } else if (failure != weave::LoadFailure::no_model && !impl->loaded.warning().empty()) {
+    GST_WARNING_OBJECT(self, "model cache: %s", impl->loaded.warning().c_str());
   }
-  if (!loaded->warning.empty()) GST_WARNING_OBJECT(self, "model cache: %s", loaded->warning.c_str());
-  impl->cache_warning = loaded->warning;
-  if (!make_pads && old && !weave::same_interface(*old, *loaded->factory)) {
-    impl->load_error = settings.model +
-                       ": the model's inputs or outputs changed since its pads were made; set 'model' again";
-    return false;
-  }
-  GST_OBJECT_LOCK(self);
-  impl->factory = loaded->factory;
-  impl->artifact_path = loaded->artifact_path;
-  impl->loaded_key = settings.key();
-  impl->loaded_stamp = loaded->stamp;
-  GST_OBJECT_UNLOCK(self);
+  if (failure != weave::LoadFailure::none) return false;
+  const auto factory = impl->loaded.factory();
   GST_INFO_OBJECT(self, "model '%s' loaded (factory %p, artifact '%s'%s)", settings.model.c_str(),
-                  static_cast<const void*>(impl->factory.get()), impl->artifact_path.c_str(),
-                  loaded->compiled_now ? ", compiled now" : "");
+                  static_cast<const void*>(factory.get()), impl->loaded.artifact_path().c_str(),
+                  impl->loaded.compiled_now() ? ", compiled now" : "");
   if (make_pads) {
-    add_pads(self, *impl->factory);
+    add_pads(self, *factory);
     GST_INFO_OBJECT(self, "pads: %s", pad_list(impl).c_str());
   }
   return true;
+}
+
+// Why the model is not loaded, for the error that fails a start.
+static std::string load_error(const WeaveInferImpl* impl) {
+  if (impl->loaded.failure() == weave::LoadFailure::interface_changed)
+    return impl->loaded.error() + " since its pads were made; set 'model' again";
+  return impl->loaded.error();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -508,13 +483,14 @@ static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) 
     }
   }
   GST_DEBUG_OBJECT(self, "pad %s: caps %" GST_PTR_FORMAT, GST_PAD_NAME(sp.pad), caps);
-  if (!impl->factory->replan_beyond_bound())
-    if (auto bound = impl->factory->check_bound(index, t->dims); !bound)
+  const auto factory = impl->loaded.factory();
+  if (!factory->replan_beyond_bound())
+    if (auto bound = factory->check_bound(index, t->dims); !bound)
       return post_negotiation_error(self, std::string("pad ") + GST_PAD_NAME(sp.pad) + ": " +
                                               bound.message() + " (property max-shape)");
   if (!all) return TRUE;
 
-  auto plan = impl->factory->plan_for(in_dims);
+  auto plan = factory->plan_for(in_dims);
   if (!plan) {
     std::string shapes;
     for (const auto& s : impl->sinks)
@@ -524,7 +500,7 @@ static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) 
                                   "the model cannot run with input shapes " + shapes + ": " + plan.message());
   }
   Control item;
-  for (int32_t v : impl->factory->graph().outputs) item.caps.push_back((*plan)->slots[v].dims);
+  for (int32_t v : factory->graph().outputs) item.caps.push_back((*plan)->slots[v].dims);
   (void)impl->runner.push_event(Payload(std::move(item)), index);
   return TRUE;
 }
@@ -974,53 +950,43 @@ static void weave_infer_loop(gpointer user_data) {
 static bool prepare_to_run(GstWeaveInfer* self) {
   WeaveInferImpl* impl = self->impl;
   GST_OBJECT_LOCK(self);
-  std::string model = impl->model;
-  int threads = impl->threads;
+  weave::ModelSettings settings = settings_locked(impl);
+  const std::string model = settings.model;
+  const int threads = impl->threads;
+  const bool bounds_from_caps = impl->max_shape.empty();
   GST_OBJECT_UNLOCK(self);
-  auto bounds = effective_bounds(self);
-  GST_OBJECT_LOCK(self);
-  impl->bounds = bounds;
-  const std::string key = settings_locked(impl).key();
-  GST_OBJECT_UNLOCK(self);
+  settings.bounds = effective_bounds(self);
   if (model.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
                       ("No model set: set the 'model' property to an .onnx or .weave file."), (nullptr));
     return false;
   }
-  // Compression or cache settings changed since the pads were made, or the model file changed
-  // (replaced, rewritten or deleted) since it was loaded: load again. A running element keeps
-  // the model it loaded; the next start runs the file as it is then (or fails saying why).
-  auto stamp = weave::model_file_stamp(model);
-  const bool file_changed = impl->factory && (!stamp || *stamp != impl->loaded_stamp);
-  if (file_changed)
+  // A running element keeps the model it loaded; the next start runs the file as it is then
+  // (or fails saying why).
+  const weave::Reload reload = impl->loaded.reload_needed(settings);
+  if (reload == weave::Reload::file_changed)
     GST_INFO_OBJECT(self, "model file '%s' changed since it was loaded: loading it again", model.c_str());
-  if (!impl->factory || impl->loaded_key != key || file_changed) load_model(self, impl->srcs.empty(), false);
-  GST_OBJECT_LOCK(self);
-  const bool bounds_from_caps = impl->max_shape.empty() && !impl->bounds.empty();
-  GST_OBJECT_UNLOCK(self);
-  if (!impl->factory && bounds_from_caps) {
+  if (reload != weave::Reload::none) load_model(self, settings, impl->srcs.empty(), false);
+  if (!impl->loaded.factory() && bounds_from_caps && !settings.bounds.empty()) {
     // Upstream caps promise a range (weaveconvert offers up to 16384x16384), not frames that
     // large: when planning for the whole range fails, plan per frame size instead.
     GST_WARNING_OBJECT(self,
                        "planning for the upstream caps bound %s failed (%s); planning per input size instead",
-                       weave::shape_bounds_text(impl->bounds).c_str(), impl->load_error.c_str());
-    GST_OBJECT_LOCK(self);
-    impl->bounds.clear();
-    GST_OBJECT_UNLOCK(self);
-    load_model(self, impl->srcs.empty(), false);
+                       weave::shape_bounds_text(settings.bounds).c_str(), load_error(impl).c_str());
+    settings.bounds.clear();
+    load_model(self, settings, impl->srcs.empty(), false);
   }
-  if (!impl->factory) {
+  const auto factory = impl->loaded.factory();
+  if (!factory) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()),
-                      ("%s", impl->load_error.c_str()));
+                      ("%s", load_error(impl).c_str()));
     return false;
   }
   // Posted here, not in load_model(): a model set as a property is loaded before there is a bus.
-  if (!impl->cache_warning.empty()) {
+  if (const std::string warning = impl->loaded.take_warning(); !warning.empty())
     GST_ELEMENT_WARNING(self, RESOURCE, WRITE,
                         ("Model cache problem for '%s' (running anyway).", model.c_str()),
-                        ("%s", impl->cache_warning.c_str()));
-    impl->cache_warning.clear();
-  }
+                        ("%s", warning.c_str()));
   weave::ExecutorOptions eo;
   eo.threads = threads;  // a cap on this instance's share of the process-wide budget
   // Inputs and outputs are bound every frame, so the intermediates need to exist only while a
@@ -1029,7 +995,7 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   eo.log = [self](std::string_view m) {
     GST_INFO_OBJECT(self, "%.*s", static_cast<int>(m.size()), m.data());
   };
-  auto runner = weave::stream::FrameRunner::create(impl->factory, eo, impl->stats);
+  auto runner = weave::stream::FrameRunner::create(factory, eo, impl->stats);
   if (!runner) {
     GST_ELEMENT_ERROR(self, CORE, FAILED, ("Cannot create an executor for '%s'.", model.c_str()),
                       ("%s", runner.message().c_str()));
@@ -1113,9 +1079,9 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
       }
       GST_OBJECT_LOCK(self);
       impl->model = m != nullptr ? m : "";
-      impl->bounds.clear();  // bounds of another model's inputs
+      const weave::ModelSettings settings = settings_locked(impl);  // no bounds: they were another model's
       GST_OBJECT_UNLOCK(self);
-      load_model(self, true, true);
+      load_model(self, settings, true, true);
       break;
     }
     case PROP_COMPRESSION:
@@ -1213,9 +1179,8 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
       g_value_set_double(value, impl->stats->last_ms.load());
       break;
     case PROP_FACTORY_ID: {
-      GST_OBJECT_LOCK(self);
-      const void* f = impl->factory.get();
-      GST_OBJECT_UNLOCK(self);
+      const auto factory = impl->loaded.factory();
+      const void* f = factory.get();
       if (f == nullptr) {
         g_value_set_string(value, nullptr);
       } else {
@@ -1225,11 +1190,11 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
       }
       break;
     }
-    case PROP_ARTIFACT:
-      GST_OBJECT_LOCK(self);
-      g_value_set_string(value, impl->artifact_path.empty() ? nullptr : impl->artifact_path.c_str());
-      GST_OBJECT_UNLOCK(self);
+    case PROP_ARTIFACT: {
+      const std::string artifact = impl->loaded.artifact_path();
+      g_value_set_string(value, artifact.empty() ? nullptr : artifact.c_str());
       break;
+    }
     case PROP_MAX_SHAPE:
       GST_OBJECT_LOCK(self);
       g_value_set_string(value, impl->max_shape.empty() ? nullptr : impl->max_shape.c_str());
