@@ -46,7 +46,6 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -59,6 +58,7 @@
 #include "core/vision/preprocess.h"
 #include "gst-plugin/elements.h"
 #include "gst-plugin/gstweavememory.h"
+#include "gst-plugin/instance_state.h"
 
 GST_DEBUG_CATEGORY_STATIC(weave_convert_debug);
 #define GST_CAT_DEFAULT weave_convert_debug
@@ -133,8 +133,7 @@ struct ConvertState {
 
 struct _GstWeaveConvert {
   GstBaseTransform parent;
-  ConvertState* state;  // placement-constructed in `storage`; not an owning heap pointer
-  alignas(ConvertState) unsigned char storage[sizeof(ConvertState)];
+  weave::gst::InstanceState<ConvertState> state;
 };
 
 G_DEFINE_TYPE(GstWeaveConvert, gst_weave_convert, GST_TYPE_BASE_TRANSFORM)
@@ -844,13 +843,12 @@ static void gst_weave_convert_get_property(GObject* object, guint prop_id, GValu
 
 static void gst_weave_convert_finalize(GObject* object) {
   auto* self = GST_WEAVE_CONVERT(object);
-  self->state->~ConvertState();
-  self->state = nullptr;
+  self->state.destroy();
   G_OBJECT_CLASS(gst_weave_convert_parent_class)->finalize(object);
 }
 
 static void gst_weave_convert_init(GstWeaveConvert* self) {
-  self->state = new (self->storage) ConvertState();
+  self->state.construct();
   gst_video_info_init(&self->state->in_info);
 }
 

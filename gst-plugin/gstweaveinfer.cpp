@@ -55,7 +55,6 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +69,7 @@
 #include "core/threads/thread_budget.h"
 #include "gst-plugin/elements.h"
 #include "gst-plugin/gstweavememory.h"
+#include "gst-plugin/instance_state.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_weave_infer_debug);
 #define GST_CAT_DEFAULT gst_weave_infer_debug
@@ -184,8 +184,7 @@ struct WeaveInferImpl {
 
 struct _GstWeaveInfer {
   GstElement parent;
-  WeaveInferImpl* impl;  // placement-constructed in `storage`; not an owning heap pointer
-  alignas(WeaveInferImpl) unsigned char storage[sizeof(WeaveInferImpl)];
+  weave::gst::InstanceState<WeaveInferImpl> impl;
 };
 
 G_DEFINE_TYPE(GstWeaveInfer, gst_weave_infer, GST_TYPE_ELEMENT)
@@ -265,7 +264,7 @@ static std::string pad_list(const WeaveInferImpl* impl) {
 // Model loading and pads (NULL/READY only)
 
 static void remove_pads(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   if (impl->combiner != nullptr) {
     gst_flow_combiner_free(impl->combiner);
     impl->combiner = nullptr;
@@ -277,7 +276,7 @@ static void remove_pads(GstWeaveInfer* self) {
 }
 
 static void add_pads(GstWeaveInfer* self, const weave::Factory& f) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   impl->combiner = gst_flow_combiner_new();
   std::vector<std::string> in_names, out_names;
   for (const auto& i : f.inputs()) in_names.push_back(i.name);
@@ -321,7 +320,7 @@ static void add_pads(GstWeaveInfer* self, const weave::Factory& f) {
 
 // Bounds for the next load: the max-shape property, else what upstream caps promise.
 static weave::ShapeBounds effective_bounds(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   GST_OBJECT_LOCK(self);
   std::string text = impl->max_shape;
   GST_OBJECT_UNLOCK(self);
@@ -363,7 +362,7 @@ static weave::ModelSettings settings_locked(const WeaveInferImpl* impl) {
 // (impl->loaded.error() says why).
 static bool load_model(GstWeaveInfer* self, const weave::ModelSettings& settings, bool make_pads,
                        bool from_property) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   if (make_pads) remove_pads(self);
   const weave::LoadFailure failure = impl->loaded.load(settings, !make_pads, "property 'model'");
   if (failure == weave::LoadFailure::unreadable) {
@@ -416,7 +415,7 @@ static GstFlowReturn flow_of(const Runner& runner, weave::stream::Push r) {
 
 static GstFlowReturn weave_infer_chain(GstPad* pad, GstObject* parent, GstBuffer* buffer) {
   auto* self = GST_WEAVE_INFER(parent);
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   BufferPtr owned(buffer);
   const int index = pad_index(pad);
   if (index < 0 || index >= static_cast<int>(impl->sinks.size())) return GST_FLOW_ERROR;
@@ -451,7 +450,7 @@ static GstFlowReturn weave_infer_chain(GstPad* pad, GstObject* parent, GstBuffer
 }
 
 static void start_task(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   if (impl->srcs.empty()) return;
   impl->runner.start();
   gst_pad_start_task(impl->srcs[0].pad, weave_infer_loop, self, nullptr);
@@ -463,7 +462,7 @@ static bool post_negotiation_error(GstWeaveInfer* self, const std::string& messa
 }
 
 static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   PadInfo& sp = impl->sinks[index];
   auto t = weave::caps::parse_fixed_caps(caps);
   if (!t)
@@ -507,7 +506,7 @@ static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) 
 
 static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
   auto* self = GST_WEAVE_INFER(parent);
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   int index = pad_index(pad);
   if (index < 0 || index >= static_cast<int>(impl->sinks.size()))
     return gst_pad_event_default(pad, parent, event);
@@ -577,7 +576,7 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
 
 static gboolean weave_infer_sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   auto* self = GST_WEAVE_INFER(parent);
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   int index = pad_index(pad);
   if (index < 0 || index >= static_cast<int>(impl->sinks.size()))
     return gst_pad_query_default(pad, parent, query);
@@ -631,7 +630,7 @@ static gboolean weave_infer_src_event(GstPad* pad, GstObject* parent, GstEvent* 
 
 static gboolean weave_infer_src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
   auto* self = GST_WEAVE_INFER(parent);
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   int index = pad_index(pad);
   if (index < 0 || index >= static_cast<int>(impl->srcs.size()))
     return gst_pad_query_default(pad, parent, query);
@@ -685,7 +684,7 @@ static gboolean weave_infer_src_query(GstPad* pad, GstObject* parent, GstQuery* 
 static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode,
                                               gboolean active) {
   auto* self = GST_WEAVE_INFER(parent);
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   if (mode != GST_PAD_MODE_PUSH) return FALSE;
   // The task lives on the first src pad; the others only follow.
   if (impl->srcs.empty() || pad != impl->srcs[0].pad) return TRUE;
@@ -701,7 +700,7 @@ static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, Gs
 // The streaming task
 
 static void ensure_stream_start(GstWeaveInfer* self, GstEvent* upstream) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   guint group = 0;
   bool has_group = upstream != nullptr && gst_event_parse_group_id(upstream, &group);
   const gchar* upstream_id = nullptr;
@@ -725,7 +724,7 @@ static void ensure_stream_start(GstWeaveInfer* self, GstEvent* upstream) {
 }
 
 static void push_src_caps(GstWeaveInfer* self, int k, const weave::Dims& dims) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   PadInfo& s = impl->srcs[k];
   if (!impl->stream_started) ensure_stream_start(self, nullptr);
   weave::caps::CapsTensor t;
@@ -755,7 +754,7 @@ static bool src_caps_known(WeaveInferImpl* impl) {
 }
 
 static void push_held(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   std::vector<EventPtr> held;
   held.swap(impl->held);
   for (auto& ev : held) {
@@ -766,7 +765,7 @@ static void push_held(GstWeaveInfer* self) {
 
 // Held events first, then a default segment if upstream sent none: what must precede data or a gap.
 static void ensure_segment(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   if (!impl->held.empty()) push_held(self);
   if (impl->segment_pushed) return;
   GstSegment seg;
@@ -844,7 +843,7 @@ class MappedInputs {
 };
 
 static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Payload>& inputs) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   if (!impl->stream_started) ensure_stream_start(self, nullptr);
   OutBuffers outs(impl->srcs.size());
   weave::Expected<std::vector<weave::Dims>> out_dims = weave::make_error("not run");
@@ -887,7 +886,7 @@ static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Payload>& in
 }
 
 static void handle_control(GstWeaveInfer* self, Control& item) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   if (!item.event) {
     for (std::size_t k = 0; k < impl->srcs.size() && k < item.caps.size(); ++k)
       push_src_caps(self, static_cast<int>(k), item.caps[k]);
@@ -916,7 +915,7 @@ static void handle_control(GstWeaveInfer* self, Control& item) {
 
 static void weave_infer_loop(gpointer user_data) {
   auto* self = GST_WEAVE_INFER(user_data);
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   Runner::Step step = impl->runner.next();
   GstFlowReturn ret = GST_FLOW_OK;
   switch (step.kind) {
@@ -948,7 +947,7 @@ static void weave_infer_loop(gpointer user_data) {
 // State changes
 
 static bool prepare_to_run(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   GST_OBJECT_LOCK(self);
   weave::ModelSettings settings = settings_locked(impl);
   const std::string model = settings.model;
@@ -1027,7 +1026,7 @@ static bool prepare_to_run(GstWeaveInfer* self) {
 }
 
 static void cleanup_after_run(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   impl->runner.reset();
   {
     std::lock_guard lock(impl->caps_lock);
@@ -1066,7 +1065,7 @@ static bool model_may_change(GstWeaveInfer* self) {
 static void gst_weave_infer_set_property(GObject* object, guint prop_id, const GValue* value,
                                          GParamSpec* pspec) {
   auto* self = GST_WEAVE_INFER(object);
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   switch (prop_id) {
     case PROP_MODEL: {
       const gchar* m = g_value_get_string(value);
@@ -1134,7 +1133,7 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
 
 static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
   auto* self = GST_WEAVE_INFER(object);
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   switch (prop_id) {
     case PROP_MODEL:
       GST_OBJECT_LOCK(self);
@@ -1217,10 +1216,8 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
 
 static void gst_weave_infer_finalize(GObject* object) {
   auto* self = GST_WEAVE_INFER(object);
-  WeaveInferImpl* impl = self->impl;
-  if (impl->combiner != nullptr) gst_flow_combiner_free(impl->combiner);
-  impl->~WeaveInferImpl();
-  self->impl = nullptr;
+  if (self->impl->combiner != nullptr) gst_flow_combiner_free(self->impl->combiner);
+  self->impl.destroy();
   G_OBJECT_CLASS(gst_weave_infer_parent_class)->finalize(object);
 }
 
@@ -1361,7 +1358,7 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
 }
 
 static void gst_weave_infer_init(GstWeaveInfer* self) {
-  self->impl = new (self->storage) WeaveInferImpl();
+  self->impl.construct();
 }
 
 gboolean weave_register_weaveinfer(GstPlugin* plugin) {
