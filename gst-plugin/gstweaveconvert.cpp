@@ -1004,6 +1004,4 @@ static void gst_weave_convert_class_init(GstWeaveConvertClass* klass) {
   GST_DEBUG_CATEGORY_INIT(weave_convert_debug, "weaveconvert", 0, "Weave video to tensor converter");
 }
 
-gboolean weave_register_weaveconvert(GstPlugin* plugin) {
-  return gst_element_register(plugin, "weaveconvert", GST_RANK_NONE, GST_TYPE_WEAVE_CONVERT);
-}
+GST_ELEMENT_REGISTER_DEFINE(weaveconvert, "weaveconvert", GST_RANK_NONE, GST_TYPE_WEAVE_CONVERT);

@@ -439,6 +439,4 @@ static void gst_weave_decode_class_init(GstWeaveDecodeClass* klass) {
   GST_DEBUG_CATEGORY_INIT(weave_decode_debug, "weavedecode", 0, "Weave tensor decoder");
 }
 
-gboolean weave_register_weavedecode(GstPlugin* plugin) {
-  return gst_element_register(plugin, "weavedecode", GST_RANK_NONE, GST_TYPE_WEAVE_DECODE);
-}
+GST_ELEMENT_REGISTER_DEFINE(weavedecode, "weavedecode", GST_RANK_NONE, GST_TYPE_WEAVE_DECODE);

@@ -1361,7 +1361,6 @@ static void gst_weave_infer_init(GstWeaveInfer* self) {
   self->impl.construct();
 }
 
-gboolean weave_register_weaveinfer(GstPlugin* plugin) {
-  GST_DEBUG_CATEGORY_INIT(gst_weave_infer_debug, "weaveinfer", 0, "Weave model inference element");
-  return gst_element_register(plugin, "weaveinfer", GST_RANK_NONE, GST_TYPE_WEAVE_INFER);
-}
+GST_ELEMENT_REGISTER_DEFINE_WITH_CODE(weaveinfer, "weaveinfer", GST_RANK_NONE, GST_TYPE_WEAVE_INFER,
+                                      GST_DEBUG_CATEGORY_INIT(gst_weave_infer_debug, "weaveinfer", 0,
+                                                              "Weave model inference element"));

@@ -32,7 +32,4 @@ typedef enum {
 #define GST_TYPE_WEAVE_INFER_LEAKY (gst_weave_infer_leaky_get_type())
 GType gst_weave_infer_leaky_get_type(void);
 
-// Registers the element with the plugin (called from plugin.cpp).
-gboolean weave_register_weaveinfer(GstPlugin* plugin);
-
 G_END_DECLS

@@ -719,6 +719,4 @@ static void gst_weave_meta_class_init(GstWeaveMetaClass* klass) {
   GST_DEBUG_CATEGORY_INIT(weave_meta_debug, "weavemeta", 0, "Weave results to frames");
 }
 
-gboolean weave_register_weavemeta(GstPlugin* plugin) {
-  return gst_element_register(plugin, "weavemeta", GST_RANK_NONE, GST_TYPE_WEAVE_META);
-}
+GST_ELEMENT_REGISTER_DEFINE(weavemeta, "weavemeta", GST_RANK_NONE, GST_TYPE_WEAVE_META);

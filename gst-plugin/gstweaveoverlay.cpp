@@ -226,6 +226,4 @@ static void gst_weave_overlay_class_init(GstWeaveOverlayClass* klass) {
   GST_DEBUG_CATEGORY_INIT(weave_overlay_debug, "weaveoverlay", 0, "Weave region overlay");
 }
 
-gboolean weave_register_weaveoverlay(GstPlugin* plugin) {
-  return gst_element_register(plugin, "weaveoverlay", GST_RANK_NONE, GST_TYPE_WEAVE_OVERLAY);
-}
+GST_ELEMENT_REGISTER_DEFINE(weaveoverlay, "weaveoverlay", GST_RANK_NONE, GST_TYPE_WEAVE_OVERLAY);
