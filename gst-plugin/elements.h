@@ -1,5 +1,5 @@
-// Registration entry points of the plugin's elements (plugin.cpp calls each one), and what the
-// elements share about their GObject enums.
+// The plugin's elements, each defined with GST_ELEMENT_REGISTER_DEFINE in its own file and
+// registered by plugin.cpp, and what the elements share about their GObject enums.
 #pragma once
 
 #include <gst/gst.h>
@@ -15,12 +15,8 @@ static inline const char* weave_enum_nick(GType type, int value, const char* fal
   return nick;
 }
 
-G_BEGIN_DECLS
-
-gboolean weave_register_weaveinfer(GstPlugin* plugin);
-gboolean weave_register_weaveconvert(GstPlugin* plugin);
-gboolean weave_register_weavedecode(GstPlugin* plugin);
-gboolean weave_register_weavemeta(GstPlugin* plugin);
-gboolean weave_register_weaveoverlay(GstPlugin* plugin);
-
-G_END_DECLS
+GST_ELEMENT_REGISTER_DECLARE(weaveinfer);
+GST_ELEMENT_REGISTER_DECLARE(weaveconvert);
+GST_ELEMENT_REGISTER_DECLARE(weavedecode);
+GST_ELEMENT_REGISTER_DECLARE(weavemeta);
+GST_ELEMENT_REGISTER_DECLARE(weaveoverlay);

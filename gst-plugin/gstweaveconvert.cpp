@@ -38,36 +38,20 @@
  */
 #include "gst-plugin/gstweaveconvert.h"
 
-#include <gst/video/video.h>
-
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <cstdint>
-#include <cstring>
 #include <mutex>
-#include <new>
 #include <string>
-#include <vector>
 
-#include "caps/roi_meta.h"
-#include "caps/tensor_caps.h"
-#include "caps/tensor_origin.h"
-#include "caps/video_frame.h"
-#include "core/stream/work_time.h"
-#include "core/vision/crops.h"
-#include "core/vision/preprocess.h"
 #include "gst-plugin/elements.h"
-#include "gst-plugin/gstweavememory.h"
+#include "gst-plugin/gstweaveconvert_private.h"
 
-GST_DEBUG_CATEGORY_STATIC(weave_convert_debug);
-#define GST_CAT_DEFAULT weave_convert_debug
+GST_DEBUG_CATEGORY(weave_convert_debug);
 
+namespace convert = weave::gst::convert;
 namespace wv = weave::vision;
-
-namespace {
-
-constexpr int kDefaultMultiple = 1;
+using convert::ConvertState;
+using convert::st;
 
 enum {
   PROP_0,
@@ -91,50 +75,6 @@ enum {
   PROP_FRAMES,
   PROP_CROPS,
   PROP_MEAN_MS,
-};
-
-constexpr int kDefaultMaxBatch = 16;
-constexpr int kDefaultMinWidth = 8;
-constexpr int kDefaultMaxWidth = 960;
-
-// C++ state of the element, constructed in instance_init and destroyed in finalize.
-struct ConvertState {
-  std::mutex lock;           // guards everything below; properties change from the application thread
-  wv::PreprocessSpec props;  // width/height here are the properties (0 = from downstream)
-  int multiple = kDefaultMultiple;
-  // Negotiated
-  GstVideoInfo in_info{};
-  int out_width = 0;
-  int out_height = 0;
-  std::string letterbox;  // last geometry, serialized as a GstStructure
-
-  // mode=rois
-  bool rois = false;
-  std::string roi_type;  // "" = every region
-  int max_batch = kDefaultMaxBatch;
-  int min_width = kDefaultMinWidth;
-  int max_width = kDefaultMaxWidth;
-  int max_side = 0;          // mode=frame: the video size as tensor size, scaled down to this (0 = no limit)
-  bool width_fixed = false;  // negotiated: the crop width is fixed (out_width), else per batch
-  // Crops of the frame being converted (streaming thread only): its batches go out one per
-  // generate_output call.
-  GstBuffer* crop_input = nullptr;
-  std::vector<wv::Region> regions;
-  std::vector<wv::CropBatch> batches;
-  std::size_t next_batch = 0;
-  weave::Dims out_dims;  // of the caps last sent
-
-  // Statistics
-  weave::stream::WorkTime work;
-  std::atomic<guint64> crops{0};
-};
-
-}  // namespace
-
-struct _GstWeaveConvert {
-  GstBaseTransform parent;
-  ConvertState* state;  // placement-constructed in `storage`; not an owning heap pointer
-  alignas(ConvertState) unsigned char storage[sizeof(ConvertState)];
 };
 
 G_DEFINE_TYPE(GstWeaveConvert, gst_weave_convert, GST_TYPE_BASE_TRANSFORM)
@@ -187,495 +127,8 @@ GType gst_weave_convert_mode_get_type(void) {
   return type;
 }
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
-    "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS("video/x-raw, format=(string){ RGB, BGR, RGBA, BGRA, RGBx, BGRx, GRAY8, I420, NV12 }, "
-                    "width=(int)[1, 16384], height=(int)[1, 16384], framerate=(fraction)[0/1, MAX]"));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE(
-    "src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS("tensor/x-raw, dtype=(string)float32"));
-
-namespace {
-
-ConvertState& st(GstWeaveConvert* self) {
-  return *self->state;
-}
-ConvertState& st(GstBaseTransform* bt) {
-  return *GST_WEAVE_CONVERT(bt)->state;
-}
-
-// Index of the height, width and channel dims in the 4-D shape for a layout.
-struct DimIndex {
-  int h, w, c;
-};
-DimIndex dim_index(wv::Layout layout) {
-  return layout == wv::Layout::nchw ? DimIndex{2, 3, 1} : DimIndex{1, 2, 3};
-}
-
-void append_int(GValue* array, int v) {
-  GValue item = G_VALUE_INIT;
-  g_value_init(&item, G_TYPE_INT);
-  g_value_set_int(&item, v);
-  gst_value_array_append_and_take_value(array, &item);
-}
-
-void append_range(GValue* array, int lo, int hi) {
-  GValue item = G_VALUE_INIT;
-  g_value_init(&item, GST_TYPE_INT_RANGE);
-  gst_value_set_int_range(&item, lo, hi);
-  gst_value_array_append_and_take_value(array, &item);
-}
-
-// The one tensor structure this element can produce: <B,3,H,W> or <B,H,W,3>, with H and W fixed
-// by the properties or left as ranges (up to max_side) for downstream and fixate_caps to settle;
-// B is 1 for frames and 1..max_batch for crops.
-GstStructure* output_structure(wv::Layout layout, int width, int height, int max_batch, int max_width) {
-  GValue shape = G_VALUE_INIT;
-  gst_value_array_init(&shape, 4);
-  auto add_side = [&](int v, int max) {
-    if (v > 0)
-      append_int(&shape, v);
-    else
-      append_range(&shape, 1, max);
-  };
-  if (max_batch > 1)
-    append_range(&shape, 1, max_batch);
-  else
-    append_int(&shape, 1);
-  if (layout == wv::Layout::nchw) append_int(&shape, 3);
-  add_side(height, wv::kMaxImageSide);
-  add_side(width, max_width);
-  if (layout == wv::Layout::nhwc) append_int(&shape, 3);
-  GstStructure* s = gst_structure_new("tensor/x-raw", "dtype", G_TYPE_STRING, "float32", nullptr);
-  gst_structure_take_value(s, "shape", &shape);
-  return s;
-}
-
-// Closest value to `want` that `v` (an int, int range or list of ints) allows.
-int fit_dim(const GValue* v, int want) {
-  if (G_VALUE_HOLDS_INT(v)) return g_value_get_int(v);
-  if (GST_VALUE_HOLDS_INT_RANGE(v)) {
-    const int lo = gst_value_get_int_range_min(v), hi = gst_value_get_int_range_max(v);
-    const int step = std::max(1, gst_value_get_int_range_step(v));
-    int x = std::clamp(want, lo, hi);
-    x = lo + (x - lo) / step * step;
-    return x;
-  }
-  if (GST_VALUE_HOLDS_LIST(v)) {
-    int best = want;
-    long best_dist = -1;
-    for (guint i = 0; i < gst_value_list_get_size(v); ++i) {
-      const GValue* item = gst_value_list_get_value(v, i);
-      if (!G_VALUE_HOLDS_INT(item)) continue;
-      const long d = std::labs(static_cast<long>(g_value_get_int(item)) - want);
-      if (best_dist < 0 || d < best_dist) {
-        best = g_value_get_int(item);
-        best_dist = d;
-      }
-    }
-    return best;
-  }
-  return want;
-}
-
-int round_up(int v, int multiple) {
-  if (multiple <= 1) return v;
-  return std::min(wv::kMaxImageSide, (v + multiple - 1) / multiple * multiple);
-}
-
-// A fixed 4-D int shape from fixed caps, or false.
-bool fixed_shape(const GstStructure* s, std::array<int, 4>& out) {
-  const GValue* shape = gst_structure_get_value(s, "shape");
-  if (shape == nullptr || !GST_VALUE_HOLDS_ARRAY(shape) || gst_value_array_get_size(shape) != 4) return false;
-  for (guint i = 0; i < 4; ++i) {
-    const GValue* d = gst_value_array_get_value(shape, i);
-    if (!G_VALUE_HOLDS_INT(d)) return false;
-    out[i] = g_value_get_int(d);
-  }
-  return true;
-}
-
-}  // namespace
-
-static GstCaps* gst_weave_convert_transform_caps(GstBaseTransform* bt, GstPadDirection direction,
-                                                 GstCaps* caps, GstCaps* filter) {
-  GstCaps* result = nullptr;
-  if (direction == GST_PAD_SINK) {
-    if (gst_caps_is_empty(caps)) {
-      result = gst_caps_new_empty();
-    } else {
-      ConvertState& s = st(bt);
-      std::lock_guard lock(s.lock);
-      result = gst_caps_new_full(
-          output_structure(s.props.layout, s.props.width, s.props.height, s.rois ? s.max_batch : 1,
-                           s.rois ? s.max_width : wv::kMaxImageSide),
-          nullptr);
-    }
-  } else {
-    // Any frame size converts to any tensor size, so upstream may offer whatever it has.
-    result = gst_static_pad_template_get_caps(&sink_template);
-  }
-  if (filter != nullptr) {
-    GstCaps* tmp = gst_caps_intersect_full(filter, result, GST_CAPS_INTERSECT_FIRST);
-    gst_caps_unref(result);
-    result = tmp;
-  }
-  GST_DEBUG_OBJECT(bt, "%s %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
-                   direction == GST_PAD_SINK ? "sink" : "src", caps, result);
-  return result;
-}
-
-static GstCaps* gst_weave_convert_fixate_caps(GstBaseTransform* bt, GstPadDirection direction, GstCaps* caps,
-                                              GstCaps* othercaps) {
-  if (direction != GST_PAD_SINK) return gst_caps_fixate(othercaps);
-  othercaps = gst_caps_truncate(othercaps);
-  if (gst_caps_is_empty(othercaps)) return othercaps;
-  othercaps = gst_caps_make_writable(othercaps);
-  GstStructure* out = gst_caps_get_structure(othercaps, 0);
-
-  GstVideoInfo info;
-  int want_w = 0, want_h = 0;
-  if (gst_video_info_from_caps(&info, caps)) {
-    want_w = GST_VIDEO_INFO_WIDTH(&info);
-    want_h = GST_VIDEO_INFO_HEIGHT(&info);
-  }
-  ConvertState& s = st(bt);
-  wv::Layout layout;
-  bool rois = false;
-  {
-    std::lock_guard lock(s.lock);
-    layout = s.props.layout;
-    rois = s.rois;
-    if (s.max_side > 0 && std::max(want_w, want_h) > s.max_side) {
-      // Keep the aspect ratio (PaddleOCR's limit_side_len), then round to the multiple.
-      const double f = static_cast<double>(s.max_side) / std::max(want_w, want_h);
-      want_w = std::max(1, static_cast<int>(want_w * f));
-      want_h = std::max(1, static_cast<int>(want_h * f));
-    }
-    want_w = round_up(want_w, s.multiple);
-    want_h = round_up(want_h, s.multiple);
-    if (rois) {
-      // Crops: as tall as the model or the property says (PP-OCR's 48 otherwise); a width left
-      // open by downstream is chosen per batch, up to max-width.
-      want_h = s.props.height > 0 ? s.props.height : 48;
-      want_w = s.max_width;
-    }
-  }
-  const DimIndex idx = dim_index(layout);
-  const GValue* shape = gst_structure_get_value(out, "shape");
-  if (shape != nullptr && GST_VALUE_HOLDS_ARRAY(shape) && gst_value_array_get_size(shape) == 4) {
-    if (rois) {
-      const bool fixed_width = G_VALUE_HOLDS_INT(gst_value_array_get_value(shape, idx.w));
-      std::lock_guard lock(s.lock);
-      s.width_fixed = fixed_width;
-    }
-    if (!gst_value_is_fixed(shape)) {
-      GValue fixed = G_VALUE_INIT;
-      gst_value_array_init(&fixed, 4);
-      for (int i = 0; i < 4; ++i) {
-        const GValue* d = gst_value_array_get_value(shape, i);
-        const int want = i == idx.h ? want_h : i == idx.w ? want_w : i == idx.c ? 3 : 1;
-        append_int(&fixed, fit_dim(d, want));
-      }
-      gst_structure_take_value(out, "shape", &fixed);
-    }
-  }
-  if (!gst_structure_has_field(out, "name")) {
-    gst_structure_set(out, "name", G_TYPE_STRING, "input", nullptr);
-  } else if (!gst_value_is_fixed(gst_structure_get_value(out, "name"))) {
-    gst_structure_fixate_field_string(out, "name", "input");
-  }
-  othercaps = gst_caps_fixate(othercaps);
-  GST_DEBUG_OBJECT(bt, "fixated to %" GST_PTR_FORMAT, othercaps);
-  return othercaps;
-}
-
-static gboolean gst_weave_convert_set_caps(GstBaseTransform* bt, GstCaps* incaps, GstCaps* outcaps) {
-  ConvertState& s = st(bt);
-  GstVideoInfo info;
-  if (!gst_video_info_from_caps(&info, incaps)) {
-    GST_ERROR_OBJECT(bt, "cannot parse input caps %" GST_PTR_FORMAT, incaps);
-    return FALSE;
-  }
-  if (!wv::pixel_format_from_name(gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)))) {
-    GST_ERROR_OBJECT(bt, "unsupported video format in %" GST_PTR_FORMAT, incaps);
-    return FALSE;
-  }
-  const GstStructure* out = gst_caps_get_structure(outcaps, 0);
-  std::array<int, 4> shape{};
-  const char* dtype = gst_structure_get_string(out, "dtype");
-  if (!fixed_shape(out, shape) || dtype == nullptr || std::string(dtype) != "float32") {
-    GST_ERROR_OBJECT(bt, "output caps need dtype float32 and a fixed 4-D shape: %" GST_PTR_FORMAT, outcaps);
-    return FALSE;
-  }
-  std::lock_guard lock(s.lock);
-  const DimIndex idx = dim_index(s.props.layout);
-  if ((shape[0] != 1 && !s.rois) || shape[0] < 1 || shape[idx.c] != 3 || shape[idx.h] <= 0 ||
-      shape[idx.w] <= 0 || shape[idx.h] > wv::kMaxImageSide || shape[idx.w] > wv::kMaxImageSide) {
-    GST_ERROR_OBJECT(bt, "output shape <%d,%d,%d,%d> does not fit layout %s (batch 1, 3 channels)", shape[0],
-                     shape[1], shape[2], shape[3], s.props.layout == wv::Layout::nchw ? "nchw" : "nhwc");
-    return FALSE;
-  }
-  s.in_info = info;
-  s.out_width = shape[idx.w];
-  s.out_height = shape[idx.h];
-  s.out_dims = weave::Dims{shape[0], shape[1], shape[2], shape[3]};
-  GST_INFO_OBJECT(bt, "%s %dx%d -> tensor %dx%d", gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)),
-                  GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info), s.out_width, s.out_height);
-  return TRUE;
-}
-
-static gboolean gst_weave_convert_transform_size(GstBaseTransform* bt, GstPadDirection direction,
-                                                 GstCaps* caps, gsize size, GstCaps* othercaps,
-                                                 gsize* othersize) {
-  (void)caps;
-  (void)size;
-  if (direction == GST_PAD_SINK) {
-    std::array<int, 4> shape{};
-    if (!fixed_shape(gst_caps_get_structure(othercaps, 0), shape)) return FALSE;
-    gsize n = sizeof(float);
-    for (int d : shape) {
-      if (d <= 0) return FALSE;
-      n *= static_cast<gsize>(d);
-    }
-    *othersize = n;
-    return TRUE;
-  }
-  GstVideoInfo info;
-  if (!gst_video_info_from_caps(&info, othercaps)) return FALSE;
-  *othersize = GST_VIDEO_INFO_SIZE(&info);
-  GST_LOG_OBJECT(bt, "src size %" G_GSIZE_FORMAT, *othersize);
-  return TRUE;
-}
-
-static GstFlowReturn gst_weave_convert_transform(GstBaseTransform* bt, GstBuffer* inbuf, GstBuffer* outbuf) {
-  ConvertState& s = st(bt);
-  const auto t0 = weave::stream::WorkTime::Clock::now();
-  wv::PreprocessSpec spec;
-  GstVideoInfo info;
-  {
-    std::lock_guard lock(s.lock);
-    spec = s.props;
-    spec.width = s.out_width;
-    spec.height = s.out_height;
-    info = s.in_info;
-  }
-  const auto format = wv::pixel_format_from_name(gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)));
-  if (!format || spec.width <= 0) {
-    GST_ELEMENT_ERROR(bt, CORE, NEGOTIATION, ("weaveconvert: caps were not negotiated"), (nullptr));
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-
-  GstVideoFrame frame;
-  if (!gst_video_frame_map(&frame, &info, inbuf, GST_MAP_READ)) {
-    GST_ELEMENT_ERROR(bt, STREAM, FORMAT,
-                      ("weaveconvert: input buffer does not hold a %s %dx%d frame",
-                       gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)), GST_VIDEO_INFO_WIDTH(&info),
-                       GST_VIDEO_INFO_HEIGHT(&info)),
-                      (nullptr));
-    return GST_FLOW_ERROR;
-  }
-  auto img = weave::caps::image_view(frame);
-  GstMapInfo out;
-  if (!gst_buffer_map(outbuf, &out, GST_MAP_WRITE)) {
-    gst_video_frame_unmap(&frame);
-    GST_ELEMENT_ERROR(bt, RESOURCE, WRITE, ("weaveconvert: cannot map the output buffer"), (nullptr));
-    return GST_FLOW_ERROR;
-  }
-  const std::size_t n = wv::output_elements(spec);
-  weave::Expected<wv::Letterbox> lb = weave::make_error("no image");
-  if (!img) {
-    lb = img.error();
-  } else {
-    if (out.size < n * sizeof(float)) {
-      lb = weave::make_error("output buffer of ", out.size, " bytes is smaller than the tensor (",
-                             n * sizeof(float), ")");
-    } else if (reinterpret_cast<std::uintptr_t>(out.data) % alignof(float) != 0) {
-      // Buffer pools align far more than this; a misaligned buffer goes through a copy.
-      std::vector<float> tmp(n);
-      lb = wv::preprocess(*img, spec, tmp);
-      if (lb) std::memcpy(out.data, tmp.data(), n * sizeof(float));
-    } else {
-      lb = wv::preprocess(*img, spec, std::span<float>(reinterpret_cast<float*>(out.data), n));
-    }
-  }
-  gst_buffer_unmap(outbuf, &out);
-  gst_video_frame_unmap(&frame);
-  if (!lb) {
-    GST_ELEMENT_ERROR(bt, STREAM, FAILED, ("weaveconvert: %s", lb.message().c_str()), (nullptr));
-    return GST_FLOW_ERROR;
-  }
-
-  weave::caps::TensorOrigin origin;
-  origin.frame_width = GST_VIDEO_INFO_WIDTH(&info);
-  origin.frame_height = GST_VIDEO_INFO_HEIGHT(&info);
-  origin.input_width = spec.width;
-  origin.input_height = spec.height;
-  origin.geometry = *lb;
-  weave::caps::set_tensor_origin(outbuf, origin);
-  s.work.count_frame();
-  s.work.add_since(t0);
-
-  GstStructure* geo = gst_structure_new("letterbox", "scale-x", G_TYPE_DOUBLE, lb->scale_x, "scale-y",
-                                        G_TYPE_DOUBLE, lb->scale_y, "offset-x", G_TYPE_INT, lb->offset_x,
-                                        "offset-y", G_TYPE_INT, lb->offset_y, "width", G_TYPE_INT,
-                                        lb->content_width, "height", G_TYPE_INT, lb->content_height, nullptr);
-  gchar* text = gst_structure_to_string(geo);
-  gst_structure_free(geo);
-  {
-    std::lock_guard lock(s.lock);
-    if (s.letterbox != text) {
-      GST_INFO_OBJECT(bt, "geometry: %s", text);
-      s.letterbox = text;
-    }
-  }
-  g_free(text);
-  return GST_FLOW_OK;
-}
-
-// ---------------------------------------------------------------------------------------------
-// mode=rois: batches of crops, one generate_output call per batch
-
-static void drop_crops(ConvertState& s) {
-  if (s.crop_input != nullptr) gst_buffer_unref(s.crop_input);
-  s.crop_input = nullptr;
-  s.regions.clear();
-  s.batches.clear();
-  s.next_batch = 0;
-}
-
-// Plans the crops of the queued frame. False (and the frame handed on as a GAP) when it has none.
-static GstFlowReturn plan_frame(GstBaseTransform* bt, ConvertState& s, const wv::CropSpec& spec,
-                                const GstVideoInfo& info, bool& any) {
-  GstBuffer* in = bt->queued_buf;
-  bt->queued_buf = nullptr;
-  any = false;
-  if (in == nullptr) return GST_FLOW_OK;
-  s.regions = weave::caps::read_regions(in, s.roi_type);
-  auto batches = wv::plan_crops(s.regions, GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info), spec);
-  if (!batches) {
-    gst_buffer_unref(in);
-    GST_ELEMENT_ERROR(bt, STREAM, FAILED, ("weaveconvert: %s", batches.message().c_str()), (nullptr));
-    return GST_FLOW_ERROR;
-  }
-  s.work.count_frame();
-  if (batches->empty()) {
-    // Nothing to crop: downstream learns that this frame's time has no tensor.
-    GST_LOG_OBJECT(bt, "no region on the frame at %" GST_TIME_FORMAT ": gap",
-                   GST_TIME_ARGS(GST_BUFFER_PTS(in)));
-    if (GST_BUFFER_PTS_IS_VALID(in))
-      gst_pad_push_event(GST_BASE_TRANSFORM_SRC_PAD(bt),
-                         gst_event_new_gap(GST_BUFFER_PTS(in), GST_BUFFER_DURATION(in)));
-    gst_buffer_unref(in);
-    s.regions.clear();
-    return GST_FLOW_OK;
-  }
-  s.crop_input = in;
-  s.batches = std::move(*batches);
-  s.next_batch = 0;
-  any = true;
-  return GST_FLOW_OK;
-}
-
-static GstFlowReturn gst_weave_convert_generate_output(GstBaseTransform* bt, GstBuffer** outbuf) {
-  ConvertState& s = st(bt);
-  *outbuf = nullptr;
-  wv::CropSpec spec;
-  GstVideoInfo info;
-  {
-    std::unique_lock lock(s.lock);
-    if (!s.rois) {
-      lock.unlock();  // the frame path (transform) takes the lock itself
-      return GST_BASE_TRANSFORM_CLASS(gst_weave_convert_parent_class)->generate_output(bt, outbuf);
-    }
-    spec.height = s.out_height;
-    spec.width = s.width_fixed ? s.out_width : 0;
-    spec.min_width = std::min(s.min_width, s.max_width);
-    spec.max_width = s.max_width;
-    spec.multiple = s.multiple;
-    spec.max_batch = s.max_batch;
-    spec.norm = s.props;
-    info = s.in_info;
-  }
-  if (spec.height <= 0) {
-    GST_ELEMENT_ERROR(bt, CORE, NEGOTIATION, ("weaveconvert: caps were not negotiated"), (nullptr));
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-  const auto t0 = weave::stream::WorkTime::Clock::now();
-  if (s.next_batch >= s.batches.size()) {
-    drop_crops(s);
-    bool any = false;
-    if (GstFlowReturn r = plan_frame(bt, s, spec, info, any); r != GST_FLOW_OK || !any) return r;
-  }
-  const std::size_t k = s.next_batch++;
-  const wv::CropBatch& batch = s.batches[k];
-  const DimIndex idx = dim_index(spec.norm.layout);
-  weave::Dims dims{batch.size(), 3, spec.height, batch.width};
-  if (idx.c == 3) dims = weave::Dims{batch.size(), spec.height, batch.width, 3};
-  if (!(dims == s.out_dims)) {
-    GstCaps* current = gst_pad_get_current_caps(GST_BASE_TRANSFORM_SRC_PAD(bt));
-    const GstStructure* cs = current != nullptr ? gst_caps_get_structure(current, 0) : nullptr;
-    const char* name = cs != nullptr ? gst_structure_get_string(cs, "name") : nullptr;
-    auto caps = weave::caps::caps_from_dims(name != nullptr ? name : "input", weave::DType::float32, dims);
-    if (current != nullptr) gst_caps_unref(current);
-    if (!gst_base_transform_update_src_caps(bt, caps.get())) {
-      drop_crops(s);
-      GST_ELEMENT_ERROR(
-          bt, CORE, NEGOTIATION,
-          ("weaveconvert: downstream refused crops of shape %s", weave::caps::shape_text(dims).c_str()),
-          (nullptr));
-      return GST_FLOW_NOT_NEGOTIATED;
-    }
-    s.out_dims = dims;
-  }
-  const std::size_t n = wv::crop_elements(batch, spec);
-  GstBuffer* out = weave::gst::output_buffer_new(n * sizeof(float));
-  GstVideoFrame frame;
-  if (out == nullptr || !gst_video_frame_map(&frame, &info, s.crop_input, GST_MAP_READ)) {
-    if (out != nullptr) gst_buffer_unref(out);
-    drop_crops(s);
-    GST_ELEMENT_ERROR(bt, STREAM, FORMAT, ("weaveconvert: cannot map the frame or allocate %zu crops", n),
-                      (nullptr));
-    return GST_FLOW_ERROR;
-  }
-  weave::Status st = weave::Status();
-  GstMapInfo map;
-  auto img = weave::caps::image_view(frame);
-  if (!img) {
-    st = img.error();
-  } else if (!gst_buffer_map(out, &map, GST_MAP_WRITE)) {
-    st = weave::make_error("cannot map the output buffer");
-  } else {
-    st =
-        wv::crop_batch(*img, s.regions, batch, spec, std::span<float>(reinterpret_cast<float*>(map.data), n));
-    gst_buffer_unmap(out, &map);
-  }
-  gst_video_frame_unmap(&frame);
-  if (!st) {
-    gst_buffer_unref(out);
-    drop_crops(s);
-    GST_ELEMENT_ERROR(bt, STREAM, FAILED, ("weaveconvert: %s", st.message().c_str()), (nullptr));
-    return GST_FLOW_ERROR;
-  }
-  gst_buffer_copy_into(out, s.crop_input, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
-  weave::caps::TensorOrigin origin;
-  origin.frame_width = GST_VIDEO_INFO_WIDTH(&info);
-  origin.frame_height = GST_VIDEO_INFO_HEIGHT(&info);
-  origin.input_width = batch.width;
-  origin.input_height = spec.height;
-  for (int r : batch.regions) origin.roi_ids.push_back(s.regions[static_cast<std::size_t>(r)].id);
-  origin.batch = static_cast<int>(k);
-  origin.batches = static_cast<int>(s.batches.size());
-  weave::caps::set_tensor_origin(out, origin);
-  s.crops += static_cast<guint64>(batch.size());
-  s.work.add_since(t0);
-  if (s.next_batch >= s.batches.size()) drop_crops(s);
-  *outbuf = out;
-  return GST_FLOW_OK;
-}
-
-static gboolean gst_weave_convert_stop(GstBaseTransform* bt) {
-  drop_crops(st(bt));
-  return TRUE;
+GstBaseTransformClass* convert::parent_class() {
+  return GST_BASE_TRANSFORM_CLASS(gst_weave_convert_parent_class);
 }
 
 static void gst_weave_convert_set_property(GObject* object, guint prop_id, const GValue* value,
@@ -844,13 +297,12 @@ static void gst_weave_convert_get_property(GObject* object, guint prop_id, GValu
 
 static void gst_weave_convert_finalize(GObject* object) {
   auto* self = GST_WEAVE_CONVERT(object);
-  self->state->~ConvertState();
-  self->state = nullptr;
+  self->state.destroy();
   G_OBJECT_CLASS(gst_weave_convert_parent_class)->finalize(object);
 }
 
 static void gst_weave_convert_init(GstWeaveConvert* self) {
-  self->state = new (self->storage) ConvertState();
+  self->state.construct();
   gst_video_info_init(&self->state->in_info);
 }
 
@@ -920,7 +372,7 @@ static void gst_weave_convert_class_init(GstWeaveConvertClass* klass) {
       g_param_spec_int("multiple", "Multiple",
                        "When the tensor takes the video's own size, round it up to a multiple of this "
                        "(e.g. 32 for detectors)",
-                       1, 4096, kDefaultMultiple, rw_ready));
+                       1, 4096, convert::kDefaultMultiple, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_LETTERBOX,
       g_param_spec_string("letterbox", "Letterbox geometry",
@@ -947,19 +399,19 @@ static void gst_weave_convert_class_init(GstWeaveConvertClass* klass) {
           "max-batch", "Max batch",
           "mode=rois: crops per tensor at most (the planned bound of the batch dim); a frame with "
           "more regions gives several tensors",
-          1, 1024, kDefaultMaxBatch, rw_ready));
+          1, 1024, convert::kDefaultMaxBatch, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_MIN_WIDTH,
       g_param_spec_int("min-width", "Min width",
                        "mode=rois with a width chosen per batch: the least tensor width", 1,
-                       wv::kMaxImageSide, kDefaultMinWidth, rw_playing));
+                       wv::kMaxImageSide, convert::kDefaultMinWidth, rw_playing));
   g_object_class_install_property(
       gobject_class, PROP_MAX_WIDTH,
       g_param_spec_int(
           "max-width", "Max width",
           "mode=rois with a width chosen per batch: the greatest tensor width (the planned bound; "
           "wider crops are squeezed)",
-          1, wv::kMaxImageSide, kDefaultMaxWidth, rw_ready));
+          1, wv::kMaxImageSide, convert::kDefaultMaxWidth, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_MAX_SIDE,
       g_param_spec_int(
@@ -987,16 +439,16 @@ static void gst_weave_convert_class_init(GstWeaveConvertClass* klass) {
                                         "Converts raw video to a float32 tensor (resize, colour order, "
                                         "mean/std, NCHW/NHWC) sized to what downstream accepts",
                                         "Weave developers");
-  gst_element_class_add_static_pad_template(element_class, &sink_template);
-  gst_element_class_add_static_pad_template(element_class, &src_template);
+  gst_element_class_add_static_pad_template(element_class, &convert::sink_template);
+  gst_element_class_add_static_pad_template(element_class, &convert::src_template);
 
-  bt_class->transform_caps = GST_DEBUG_FUNCPTR(gst_weave_convert_transform_caps);
-  bt_class->fixate_caps = GST_DEBUG_FUNCPTR(gst_weave_convert_fixate_caps);
-  bt_class->set_caps = GST_DEBUG_FUNCPTR(gst_weave_convert_set_caps);
-  bt_class->transform_size = GST_DEBUG_FUNCPTR(gst_weave_convert_transform_size);
-  bt_class->transform = GST_DEBUG_FUNCPTR(gst_weave_convert_transform);
-  bt_class->generate_output = GST_DEBUG_FUNCPTR(gst_weave_convert_generate_output);
-  bt_class->stop = GST_DEBUG_FUNCPTR(gst_weave_convert_stop);
+  bt_class->transform_caps = GST_DEBUG_FUNCPTR(convert::gst_weave_convert_transform_caps);
+  bt_class->fixate_caps = GST_DEBUG_FUNCPTR(convert::gst_weave_convert_fixate_caps);
+  bt_class->set_caps = GST_DEBUG_FUNCPTR(convert::gst_weave_convert_set_caps);
+  bt_class->transform_size = GST_DEBUG_FUNCPTR(convert::gst_weave_convert_transform_size);
+  bt_class->transform = GST_DEBUG_FUNCPTR(convert::gst_weave_convert_transform);
+  bt_class->generate_output = GST_DEBUG_FUNCPTR(convert::gst_weave_convert_generate_output);
+  bt_class->stop = GST_DEBUG_FUNCPTR(convert::gst_weave_convert_stop);
   bt_class->passthrough_on_same_caps = FALSE;
 
   gst_type_mark_as_plugin_api(gst_weave_layout_get_type(), static_cast<GstPluginAPIFlags>(0));
@@ -1006,6 +458,4 @@ static void gst_weave_convert_class_init(GstWeaveConvertClass* klass) {
   GST_DEBUG_CATEGORY_INIT(weave_convert_debug, "weaveconvert", 0, "Weave video to tensor converter");
 }
 
-gboolean weave_register_weaveconvert(GstPlugin* plugin) {
-  return gst_element_register(plugin, "weaveconvert", GST_RANK_NONE, GST_TYPE_WEAVE_CONVERT);
-}
+GST_ELEMENT_REGISTER_DEFINE(weaveconvert, "weaveconvert", GST_RANK_NONE, GST_TYPE_WEAVE_CONVERT);

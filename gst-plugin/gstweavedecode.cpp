@@ -27,7 +27,6 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +36,7 @@
 #include "core/vision/json.h"
 #include "core/vision/labels.h"
 #include "gst-plugin/elements.h"
+#include "gst-plugin/instance_state.h"
 
 GST_DEBUG_CATEGORY_STATIC(weave_decode_debug);
 #define GST_CAT_DEFAULT weave_decode_debug
@@ -85,8 +85,7 @@ struct DecodeState {
 
 struct _GstWeaveDecode {
   GstBaseTransform parent;
-  DecodeState* state;  // placement-constructed in `storage`; not an owning heap pointer
-  alignas(DecodeState) unsigned char storage[sizeof(DecodeState)];
+  weave::gst::InstanceState<DecodeState> state;
 };
 
 G_DEFINE_TYPE(GstWeaveDecode, gst_weave_decode, GST_TYPE_BASE_TRANSFORM)
@@ -360,13 +359,12 @@ static void gst_weave_decode_get_property(GObject* object, guint prop_id, GValue
 
 static void gst_weave_decode_finalize(GObject* object) {
   auto* self = GST_WEAVE_DECODE(object);
-  self->state->~DecodeState();
-  self->state = nullptr;
+  self->state.destroy();
   G_OBJECT_CLASS(gst_weave_decode_parent_class)->finalize(object);
 }
 
 static void gst_weave_decode_init(GstWeaveDecode* self) {
-  self->state = new (self->storage) DecodeState();
+  self->state.construct();
   // Buffers leave unchanged; transform_ip still sees each one.
   gst_base_transform_set_passthrough(GST_BASE_TRANSFORM(self), TRUE);
 }
@@ -441,6 +439,4 @@ static void gst_weave_decode_class_init(GstWeaveDecodeClass* klass) {
   GST_DEBUG_CATEGORY_INIT(weave_decode_debug, "weavedecode", 0, "Weave tensor decoder");
 }
 
-gboolean weave_register_weavedecode(GstPlugin* plugin) {
-  return gst_element_register(plugin, "weavedecode", GST_RANK_NONE, GST_TYPE_WEAVE_DECODE);
-}
+GST_ELEMENT_REGISTER_DEFINE(weavedecode, "weavedecode", GST_RANK_NONE, GST_TYPE_WEAVE_DECODE);

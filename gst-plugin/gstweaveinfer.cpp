@@ -14,8 +14,8 @@
  * pushes every output with the input's timestamps and its untagged metas (e.g. where a tensor
  * came from, which weavemeta reads). A GAP event keeps its place and goes out on every output.
  * Instances opening the same model share one immutable Factory (graph, params, plans); each has
- * its own Executor. The queue, gathering and runs are core/stream (StreamRunner, FrameRunner);
- * this file is the GStreamer side.
+ * its own Executor. The queue, gathering and runs are core/stream (StreamRunner, FrameRunner),
+ * what model to load and when core/loader (ModelSlot); gstweaveinfer*.cpp are the GStreamer side.
  *
  * An ONNX model is compiled once into a .weave artifact in `cache-dir` (codec `compression`)
  * and read from there while the ONNX file is unchanged. A cache entry that cannot be read
@@ -49,31 +49,20 @@
  */
 #include "gst-plugin/gstweaveinfer.h"
 
-#include <gst/base/gstflowcombiner.h>
-
-#include <cstdint>
 #include <cstdio>
-#include <memory>
-#include <mutex>
-#include <new>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "caps/tensor_caps.h"
-#include "caps/tensor_origin.h"
-#include "core/loader/model_settings.h"
-#include "core/runtime/tensor_names.h"
-#include "core/stream/frame_runner.h"
-#include "core/stream/stream_runner.h"
 #include "core/threads/thread_budget.h"
 #include "gst-plugin/elements.h"
-#include "gst-plugin/gstweavememory.h"
+#include "gst-plugin/gstweaveinfer_private.h"
 
-GST_DEBUG_CATEGORY_STATIC(gst_weave_infer_debug);
-#define GST_CAT_DEFAULT gst_weave_infer_debug
+GST_DEBUG_CATEGORY(gst_weave_infer_debug);
 
-namespace {
+using weave::gst::infer::kDefaultCompression;
+using weave::gst::infer::kDefaultLeaky;
+using weave::gst::infer::kDefaultQueueSize;
+using weave::gst::infer::WeaveInferImpl;
+namespace infer = weave::gst::infer;
 
 enum {
   PROP_0,
@@ -93,104 +82,6 @@ enum {
   PROP_INPUT_COPIES,
   PROP_OUTPUT_COPIES,
   PROP_BYTES_COPIED,
-};
-
-constexpr int kDefaultQueueSize = 4;
-#ifdef WEAVE_HAVE_ZSTD
-constexpr GstWeaveCompression kDefaultCompression = GST_WEAVE_COMPRESSION_ZSTD_PLANES;
-#else
-constexpr GstWeaveCompression kDefaultCompression = GST_WEAVE_COMPRESSION_ZLIB_PLANES;
-#endif
-constexpr GstWeaveInferLeaky kDefaultLeaky = GST_WEAVE_INFER_LEAKY_NONE;
-
-struct BufferUnref {
-  void operator()(GstBuffer* b) const { gst_buffer_unref(b); }
-};
-using BufferPtr = std::unique_ptr<GstBuffer, BufferUnref>;
-struct EventUnref {
-  void operator()(GstEvent* e) const { gst_event_unref(e); }
-};
-using EventPtr = std::unique_ptr<GstEvent, EventUnref>;
-
-// What travels in the queue besides buffers, in stream order: a serialized event, or the output
-// caps planned once every input had caps.
-struct Control {
-  EventPtr event;                 // null: caps item
-  std::vector<weave::Dims> caps;  // output dims from the plan
-};
-// A queued input buffer with the tensor its caps described when it came: caps may change (e.g.
-// crops of another batch size) while earlier buffers still wait in the queue.
-struct Input {
-  BufferPtr buffer;
-  weave::caps::CapsTensor tensor;
-};
-using Runner = weave::stream::StreamRunner<Input, Control>;
-
-struct PadInfo {
-  GstPad* pad = nullptr;  // owned by the element
-  weave::TensorInfo info;
-  // Sink: negotiated tensor. Src: dims of the caps last pushed.
-  bool has_caps = false;
-  weave::caps::CapsTensor tensor;
-};
-
-weave::stream::Leaky leaky_of(int leaky) {
-  switch (leaky) {
-    case GST_WEAVE_INFER_LEAKY_UPSTREAM:
-      return weave::stream::Leaky::upstream;
-    case GST_WEAVE_INFER_LEAKY_DOWNSTREAM:
-      return weave::stream::Leaky::downstream;
-    default:
-      return weave::stream::Leaky::none;
-  }
-}
-
-}  // namespace
-
-// All C++ state lives here, constructed in instance_init and destroyed in finalize.
-struct WeaveInferImpl {
-  // Settings (GST_OBJECT_LOCK).
-  std::string model;
-  std::string cache_dir;
-  bool cache_dir_set = false;
-  int compression = kDefaultCompression;
-  int threads = 0;
-  int leaky = kDefaultLeaky;
-  std::string max_shape;  // as set (validated by parse_shape_bounds)
-  // Bounds in effect for the loaded factory: max_shape, else finite upstream caps bounds.
-  weave::ShapeBounds bounds;
-
-  // The loaded model (GST_OBJECT_LOCK; changed only in NULL/READY).
-  std::shared_ptr<const weave::Factory> factory;
-  std::string load_error;
-  std::string artifact_path;
-  std::string loaded_key;     // settings key the factory was loaded with
-  std::string loaded_stamp;   // the model file as it was when loaded (weave::model_file_stamp)
-  std::string cache_warning;  // a cache problem worked around by the last load, posted on start
-  std::vector<PadInfo> sinks;
-  std::vector<PadInfo> srcs;
-  GstFlowCombiner* combiner = nullptr;
-  std::mutex caps_lock;  // has_caps and tensor of the pads (streaming threads and queries)
-
-  // Queue, gathering and end of stream between the sink pads and the task.
-  Runner runner{Runner::Options{1, kDefaultQueueSize, leaky_of(kDefaultLeaky)}};
-
-  // Task thread only.
-  std::unique_ptr<weave::stream::FrameRunner> frames;
-  bool stream_started = false;
-  bool segment_pushed = false;
-  // Sticky events (segment, tags) that arrived before the output caps could be known (a
-  // multi-input model needs caps on every input): pushed right after the caps, in order.
-  std::vector<EventPtr> held;
-
-  // Statistics of the model runs; they survive state changes.
-  std::shared_ptr<weave::stream::FrameStats> stats = std::make_shared<weave::stream::FrameStats>();
-};
-
-struct _GstWeaveInfer {
-  GstElement parent;
-  WeaveInferImpl* impl;  // placement-constructed in `storage`; not an owning heap pointer
-  alignas(WeaveInferImpl) unsigned char storage[sizeof(WeaveInferImpl)];
 };
 
 G_DEFINE_TYPE(GstWeaveInfer, gst_weave_infer, GST_TYPE_ELEMENT)
@@ -238,787 +129,99 @@ static GstStaticPadTemplate sink_template =
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src_%s", GST_PAD_SRC, GST_PAD_SOMETIMES, GST_STATIC_CAPS("tensor/x-raw"));
 
-static GstFlowReturn weave_infer_chain(GstPad* pad, GstObject* parent, GstBuffer* buffer);
-// GST_EVENT_IS_SERIALIZED / GST_EVENT_IS_STICKY mix two enum types, deprecated in C++20.
-static bool event_has_flag(GstEvent* event, GstEventTypeFlags flag) {
-  return (gst_event_type_get_flags(GST_EVENT_TYPE(event)) & flag) != 0;
-}
-
-static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent* event);
-static gboolean weave_infer_sink_query(GstPad* pad, GstObject* parent, GstQuery* query);
-static gboolean weave_infer_src_event(GstPad* pad, GstObject* parent, GstEvent* event);
-static gboolean weave_infer_src_query(GstPad* pad, GstObject* parent, GstQuery* query);
-static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode,
-                                              gboolean active);
-static void weave_infer_loop(gpointer user_data);
-
-static int pad_index(GstPad* pad) {
-  return GPOINTER_TO_INT(gst_pad_get_element_private(pad));
-}
-
-static std::string pad_list(const WeaveInferImpl* impl) {
-  std::string s;
-  for (const auto* v : {&impl->sinks, &impl->srcs})
-    for (const auto& p : *v) {
-      if (!s.empty()) s += ", ";
-      s += GST_PAD_NAME(p.pad);
-    }
-  return s.empty() ? std::string("none") : s;
-}
-
 // ---------------------------------------------------------------------------------------------
-// Model loading and pads (NULL/READY only)
+// Model loading (NULL/READY only; the policy is weave::ModelSlot's)
 
-static void remove_pads(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
-  if (impl->combiner != nullptr) {
-    gst_flow_combiner_free(impl->combiner);
-    impl->combiner = nullptr;
-  }
-  for (auto* v : {&impl->sinks, &impl->srcs})
-    for (auto& p : *v) gst_element_remove_pad(GST_ELEMENT(self), p.pad);
-  impl->sinks.clear();
-  impl->srcs.clear();
-}
-
-static void add_pads(GstWeaveInfer* self, const weave::Factory& f) {
-  WeaveInferImpl* impl = self->impl;
-  impl->combiner = gst_flow_combiner_new();
-  std::vector<std::string> in_names, out_names;
-  for (const auto& i : f.inputs()) in_names.push_back(i.name);
-  for (const auto& o : f.outputs()) out_names.push_back(o.name);
-  auto in_ids = weave::unique_tensor_names(in_names);
-  auto out_ids = weave::unique_tensor_names(out_names);
-  GstElementClass* klass = GST_ELEMENT_GET_CLASS(self);
-  for (std::size_t i = 0; i < in_ids.size(); ++i) {
-    std::string name = "sink_" + in_ids[i];
-    GstPad* pad =
-        gst_pad_new_from_template(gst_element_class_get_pad_template(klass, "sink_%s"), name.c_str());
-    gst_pad_set_element_private(pad, GINT_TO_POINTER(static_cast<int>(i)));
-    gst_pad_set_chain_function(pad, GST_DEBUG_FUNCPTR(weave_infer_chain));
-    gst_pad_set_event_function(pad, GST_DEBUG_FUNCPTR(weave_infer_sink_event));
-    gst_pad_set_query_function(pad, GST_DEBUG_FUNCPTR(weave_infer_sink_query));
-    PadInfo info;
-    info.pad = pad;
-    info.info = f.input_info(static_cast<int>(i));
-    impl->sinks.push_back(std::move(info));
-  }
-  for (std::size_t i = 0; i < out_ids.size(); ++i) {
-    std::string name = "src_" + out_ids[i];
-    GstPad* pad =
-        gst_pad_new_from_template(gst_element_class_get_pad_template(klass, "src_%s"), name.c_str());
-    gst_pad_set_element_private(pad, GINT_TO_POINTER(static_cast<int>(i)));
-    gst_pad_set_event_function(pad, GST_DEBUG_FUNCPTR(weave_infer_src_event));
-    gst_pad_set_query_function(pad, GST_DEBUG_FUNCPTR(weave_infer_src_query));
-    gst_pad_set_activatemode_function(pad, GST_DEBUG_FUNCPTR(weave_infer_src_activate_mode));
-    PadInfo info;
-    info.pad = pad;
-    info.info = f.output_info(static_cast<int>(i));
-    impl->srcs.push_back(std::move(info));
-    gst_flow_combiner_add_pad(impl->combiner, pad);
-  }
-  impl->runner.set_inputs(static_cast<int>(impl->sinks.size()));
-  // The pad vectors are complete before any pad becomes visible (pad-added handlers query).
-  for (auto* v : {&impl->sinks, &impl->srcs})
-    for (auto& p : *v) gst_element_add_pad(GST_ELEMENT(self), p.pad);
-  gst_element_no_more_pads(GST_ELEMENT(self));
-}
-
-// Bounds for the next load: the max-shape property, else what upstream caps promise.
-static weave::ShapeBounds effective_bounds(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
-  GST_OBJECT_LOCK(self);
-  std::string text = impl->max_shape;
-  GST_OBJECT_UNLOCK(self);
-  if (!text.empty()) {
-    auto parsed = weave::parse_shape_bounds(text);  // validated when set
-    return parsed ? *parsed : weave::ShapeBounds{};
-  }
-  weave::ShapeBounds bounds;
-  for (const auto& s : impl->sinks) {
-    if (weave::shape_is_static(s.info.shape)) continue;
-    auto mine = weave::caps::caps_from_info(s.info, false);
-    if (!mine) continue;
-    // No filter in the query: subset checks on shape arrays with ranges are unreliable
-    // (capsfilter warns); intersect here instead.
-    GstCaps* peer = gst_pad_peer_query_caps(s.pad, nullptr);
-    auto both = weave::caps::intersect(peer, mine->get());
-    auto shape = weave::caps::shape_bound(both.get());
-    if (shape && shape->size() == s.info.shape.size()) {
-      GST_INFO_OBJECT(self, "pad %s: upstream caps bound the input to %s", GST_PAD_NAME(s.pad),
-                      weave::shape_str(*shape).c_str());
-      bounds[s.info.name] = *shape;
-    }
-    if (peer != nullptr) gst_caps_unref(peer);
-  }
-  return bounds;
-}
-
-// The settings a factory is loaded with. Call with the object lock held.
+// The settings of the properties, without bounds. Call with the object lock held.
 static weave::ModelSettings settings_locked(const WeaveInferImpl* impl) {
   weave::ModelSettings s;
   s.model = impl->model;
   s.cache_dir = impl->cache_dir_set ? impl->cache_dir : weave::default_cache_dir();
   s.codec = weave_enum_nick(GST_TYPE_WEAVE_COMPRESSION, impl->compression, "zlib");  // nicks are codec names
-  s.bounds = impl->bounds;
   return s;
 }
 
-// Loads the model named by the settings. `make_pads`: rebuild the pads (model changed);
-// otherwise the new factory must have the interface the pads were made for. Returns false
-// with impl->load_error set on failure.
-static bool load_model(GstWeaveInfer* self, bool make_pads, bool from_property) {
-  WeaveInferImpl* impl = self->impl;
-  GST_OBJECT_LOCK(self);
-  const weave::ModelSettings settings = settings_locked(impl);
-  GST_OBJECT_UNLOCK(self);
-
-  if (make_pads) remove_pads(self);
-  std::shared_ptr<const weave::Factory> old = impl->factory;
-  impl->factory.reset();
-  impl->artifact_path.clear();
-  impl->load_error.clear();
-  impl->loaded_key.clear();
-  impl->loaded_stamp.clear();
-  if (settings.model.empty()) {
-    impl->load_error = "no model set (property 'model')";
-    return false;
-  }
-  auto loaded = weave::load_model(settings, "property 'model'");
-  if (!loaded) {
+// Loads the model of `settings`. `make_pads`: rebuild the pads (model changed); otherwise the
+// new factory must have the interface the pads were made for. False on failure
+// (impl->loaded.error() says why).
+static bool load_model(GstWeaveInfer* self, const weave::ModelSettings& settings, bool make_pads,
+                       bool from_property) {
+  WeaveInferImpl* impl = self->impl.get();
+  if (make_pads) infer::remove_pads(self);
+  const weave::LoadFailure failure = impl->loaded.load(settings, !make_pads, "property 'model'");
+  if (failure == weave::LoadFailure::unreadable) {
     const char* model = settings.model.c_str();
-    impl->load_error = loaded.message();
-    GST_WARNING_OBJECT(self, "cannot load model '%s': %s", model, impl->load_error.c_str());
+    const char* error = impl->loaded.error().c_str();
+    GST_WARNING_OBJECT(self, "cannot load model '%s': %s", model, error);
     // gst-launch-1.0 has no bus yet while it sets properties: say it where users look.
     if (from_property)
-      g_warning("weaveinfer %s: cannot load model '%s': %s", GST_OBJECT_NAME(self), model,
-                impl->load_error.c_str());
-    GST_ELEMENT_WARNING(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model),
-                        ("%s", impl->load_error.c_str()));
-    return false;
+      g_warning("weaveinfer %s: cannot load model '%s': %s", GST_OBJECT_NAME(self), model, error);
+    GST_ELEMENT_WARNING(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model), ("%s", error));
+  } else if (failure != weave::LoadFailure::no_model && !impl->loaded.warning().empty()) {
+    GST_WARNING_OBJECT(self, "model cache: %s", impl->loaded.warning().c_str());
   }
-  if (!loaded->warning.empty()) GST_WARNING_OBJECT(self, "model cache: %s", loaded->warning.c_str());
-  impl->cache_warning = loaded->warning;
-  if (!make_pads && old && !weave::same_interface(*old, *loaded->factory)) {
-    impl->load_error = settings.model +
-                       ": the model's inputs or outputs changed since its pads were made; set 'model' again";
-    return false;
-  }
-  GST_OBJECT_LOCK(self);
-  impl->factory = loaded->factory;
-  impl->artifact_path = loaded->artifact_path;
-  impl->loaded_key = settings.key();
-  impl->loaded_stamp = loaded->stamp;
-  GST_OBJECT_UNLOCK(self);
+  if (failure != weave::LoadFailure::none) return false;
+  const auto factory = impl->loaded.factory();
   GST_INFO_OBJECT(self, "model '%s' loaded (factory %p, artifact '%s'%s)", settings.model.c_str(),
-                  static_cast<const void*>(impl->factory.get()), impl->artifact_path.c_str(),
-                  loaded->compiled_now ? ", compiled now" : "");
+                  static_cast<const void*>(factory.get()), impl->loaded.artifact_path().c_str(),
+                  impl->loaded.compiled_now() ? ", compiled now" : "");
   if (make_pads) {
-    add_pads(self, *impl->factory);
-    GST_INFO_OBJECT(self, "pads: %s", pad_list(impl).c_str());
+    infer::add_pads(self, *factory);
+    GST_INFO_OBJECT(self, "pads: %s", infer::pad_list(impl).c_str());
   }
   return true;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Input: chain, events and queries of the sink pads
-
-static GstFlowReturn flow_of(const Runner& runner, weave::stream::Push r) {
-  switch (r) {
-    case weave::stream::Push::queued:
-    case weave::stream::Push::dropped:
-      return GST_FLOW_OK;
-    case weave::stream::Push::eos:
-      return GST_FLOW_EOS;
-    case weave::stream::Push::flushing:
-      return GST_FLOW_FLUSHING;
-    case weave::stream::Push::stopped:
-      break;
-  }
-  return static_cast<GstFlowReturn>(runner.code());
-}
-
-static GstFlowReturn weave_infer_chain(GstPad* pad, GstObject* parent, GstBuffer* buffer) {
-  auto* self = GST_WEAVE_INFER(parent);
-  WeaveInferImpl* impl = self->impl;
-  BufferPtr owned(buffer);
-  const int index = pad_index(pad);
-  if (index < 0 || index >= static_cast<int>(impl->sinks.size())) return GST_FLOW_ERROR;
-  if (auto r = impl->runner.accepting(index); r != weave::stream::Push::queued)
-    return flow_of(impl->runner, r);
-
-  PadInfo& sp = impl->sinks[index];
-  std::unique_lock lock(impl->caps_lock);
-  if (!sp.has_caps) {
-    lock.unlock();
-    GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Pad %s got a buffer before caps.", GST_PAD_NAME(pad)),
-                      (nullptr));
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-  const weave::caps::CapsTensor tensor = sp.tensor;
-  lock.unlock();
-  const std::size_t want = tensor.bytes();
-  const std::size_t have = gst_buffer_get_size(buffer);
-  if (have != want) {
-    GST_ELEMENT_ERROR(self, STREAM, FORMAT,
-                      ("Pad %s: buffer of %zu bytes, but caps %s %s need %zu bytes.", GST_PAD_NAME(pad), have,
-                       std::string(weave::dtype_name(tensor.dtype)).c_str(),
-                       weave::caps::shape_text(tensor.dims).c_str(), want),
-                      (nullptr));
-    return GST_FLOW_ERROR;
-  }
-  std::optional<uint64_t> pts;
-  if (GST_BUFFER_PTS_IS_VALID(buffer)) pts = GST_BUFFER_PTS(buffer);
-  const auto r = impl->runner.push(index, pts, Input{std::move(owned), tensor});
-  if (r == weave::stream::Push::dropped) GST_LOG_OBJECT(self, "queue full, dropped a buffer");
-  return flow_of(impl->runner, r);
-}
-
-static void start_task(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
-  if (impl->srcs.empty()) return;
-  impl->runner.start();
-  gst_pad_start_task(impl->srcs[0].pad, weave_infer_loop, self, nullptr);
-}
-
-static bool post_negotiation_error(GstWeaveInfer* self, const std::string& message) {
-  GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("%s", message.c_str()), (nullptr));
-  return false;
-}
-
-static gboolean handle_sink_caps(GstWeaveInfer* self, int index, GstCaps* caps) {
-  WeaveInferImpl* impl = self->impl;
-  PadInfo& sp = impl->sinks[index];
-  auto t = weave::caps::parse_fixed_caps(caps);
-  if (!t)
-    return post_negotiation_error(self, std::string("pad ") + GST_PAD_NAME(sp.pad) + ": " + t.message());
-  auto fits = weave::caps::check_fits(*t, sp.info, GST_PAD_NAME(sp.pad), "input");
-  if (!fits) return post_negotiation_error(self, fits.message());
-
-  std::vector<weave::Dims> in_dims;
-  bool all = true;
-  {
-    std::lock_guard lock(impl->caps_lock);
-    sp.tensor = *t;
-    sp.has_caps = true;
-    for (const auto& s : impl->sinks) {
-      all = all && s.has_caps;
-      in_dims.push_back(s.tensor.dims);
-    }
-  }
-  GST_DEBUG_OBJECT(self, "pad %s: caps %" GST_PTR_FORMAT, GST_PAD_NAME(sp.pad), caps);
-  if (!impl->factory->replan_beyond_bound())
-    if (auto bound = impl->factory->check_bound(index, t->dims); !bound)
-      return post_negotiation_error(self, std::string("pad ") + GST_PAD_NAME(sp.pad) + ": " +
-                                              bound.message() + " (property max-shape)");
-  if (!all) return TRUE;
-
-  auto plan = impl->factory->plan_for(in_dims);
-  if (!plan) {
-    std::string shapes;
-    for (const auto& s : impl->sinks)
-      shapes += std::string(shapes.empty() ? "" : ", ") + GST_PAD_NAME(s.pad) + " " +
-                weave::caps::shape_text(s.tensor.dims);
-    return post_negotiation_error(self,
-                                  "the model cannot run with input shapes " + shapes + ": " + plan.message());
-  }
-  Control item;
-  for (int32_t v : impl->factory->graph().outputs) item.caps.push_back((*plan)->slots[v].dims);
-  (void)impl->runner.push_event(std::move(item), index);
-  return TRUE;
-}
-
-static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent* event) {
-  auto* self = GST_WEAVE_INFER(parent);
-  WeaveInferImpl* impl = self->impl;
-  int index = pad_index(pad);
-  if (index < 0 || index >= static_cast<int>(impl->sinks.size()))
-    return gst_pad_event_default(pad, parent, event);
-  GST_LOG_OBJECT(pad, "event %" GST_PTR_FORMAT, event);
-
-  switch (GST_EVENT_TYPE(event)) {
-    case GST_EVENT_CAPS: {
-      GstCaps* caps = nullptr;
-      gst_event_parse_caps(event, &caps);
-      gboolean ok = handle_sink_caps(self, index, caps);
-      gst_event_unref(event);
-      return ok;
-    }
-    case GST_EVENT_FLUSH_START: {
-      // A seek reaches the flush of every input (a source tee'd into two inputs flushes both,
-      // once per seek it gets): the first input's flush-start flushes the element and goes
-      // downstream, and the element flushes until every input that started has stopped.
-      if (impl->runner.flush_input(index, GST_FLOW_FLUSHING)) {
-        for (auto& s : impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
-        if (!impl->srcs.empty()) gst_pad_pause_task(impl->srcs[0].pad);
-      }
-      gst_event_unref(event);
-      return TRUE;
-    }
-    case GST_EVENT_FLUSH_STOP: {
-      if (!impl->runner.flush_input_done(index)) {
-        GST_DEBUG_OBJECT(pad, "flush-stop: other inputs still flushing");
-        gst_event_unref(event);
-        return TRUE;
-      }
-      // The last flushing input stopped; the task is paused (flush-start): the runner's and the
-      // task's state are ours to reset.
-      impl->runner.reset();
-      if (impl->combiner != nullptr) gst_flow_combiner_reset(impl->combiner);
-      impl->segment_pushed = false;  // the flush removed downstream's segment
-      for (auto& s : impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
-      gst_event_unref(event);
-      // Input 0 (where stream events come from) may not send another segment: it was not
-      // flushed, or its new one came before this. Its current segment goes out again first.
-      if (GstEvent* seg = gst_pad_get_sticky_event(impl->sinks[0].pad, GST_EVENT_SEGMENT, 0)) {
-        Control item;
-        item.event.reset(seg);
-        (void)impl->runner.push_event(std::move(item));
-      }
-      if (!impl->srcs.empty() && gst_pad_is_active(impl->srcs[0].pad)) start_task(self);
-      return TRUE;
-    }
-    case GST_EVENT_EOS:
-      gst_event_unref(event);
-      (void)impl->runner.push_eos(index);
-      return TRUE;
-    case GST_EVENT_STREAM_START:
-    case GST_EVENT_SEGMENT:
-    default:
-      if (!event_has_flag(event, GST_EVENT_TYPE_SERIALIZED)) return gst_pad_event_default(pad, parent, event);
-      // Stream-level events of a multi-input model come from its first input only.
-      if (index != 0) {
-        gst_event_unref(event);
-        return TRUE;
-      }
-      Control item;
-      item.event.reset(event);
-      (void)impl->runner.push_event(std::move(item), index);
-      return TRUE;
-  }
-}
-
-static gboolean weave_infer_sink_query(GstPad* pad, GstObject* parent, GstQuery* query) {
-  auto* self = GST_WEAVE_INFER(parent);
-  WeaveInferImpl* impl = self->impl;
-  int index = pad_index(pad);
-  if (index < 0 || index >= static_cast<int>(impl->sinks.size()))
-    return gst_pad_query_default(pad, parent, query);
-  const PadInfo& sp = impl->sinks[index];
-  switch (GST_QUERY_TYPE(query)) {
-    case GST_QUERY_CAPS: {
-      GstCaps* filter = nullptr;
-      gst_query_parse_caps(query, &filter);
-      auto mine = weave::caps::caps_from_info(sp.info, false);
-      if (!mine) return FALSE;
-      auto result = weave::caps::intersect(filter, mine->get());
-      gst_query_set_caps_result(query, result.get());
-      return TRUE;
-    }
-    case GST_QUERY_ACCEPT_CAPS: {
-      // Any fixed tensor caps are accepted here; the CAPS event checks them against the model
-      // and posts an error naming both shapes (a refused accept-caps would only surface as a
-      // bare not-negotiated). The caps query above is exact, so link-time negotiation is not
-      // loosened.
-      GstCaps* caps = nullptr;
-      gst_query_parse_accept_caps(query, &caps);
-      auto t = weave::caps::parse_fixed_caps(caps);
-      if (t) {
-        auto fits = weave::caps::check_fits(*t, sp.info, GST_PAD_NAME(pad));
-        if (!fits) GST_INFO_OBJECT(pad, "%s", fits.message().c_str());
-      }
-      gst_query_set_accept_caps_result(query, t.ok());
-      return TRUE;
-    }
-    case GST_QUERY_ALLOCATION: {
-      // Outputs are new buffers; upstream's allocation is none of downstream's business. We
-      // only ask for 64-byte aligned memory, so that inputs can be read in place (zero-copy).
-      GstAllocationParams params;
-      gst_allocation_params_init(&params);
-      params.align = weave::kAlignment - 1;
-      gst_query_add_allocation_param(query, nullptr, &params);
-      return TRUE;
-    }
-    default:
-      return gst_pad_query_default(pad, parent, query);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Output: events and queries of the src pads
-
-static gboolean weave_infer_src_event(GstPad* pad, GstObject* parent, GstEvent* event) {
-  // Upstream events (seek, QoS, reconfigure, ...) go to every input.
-  return gst_pad_event_default(pad, parent, event);
-}
-
-static gboolean weave_infer_src_query(GstPad* pad, GstObject* parent, GstQuery* query) {
-  auto* self = GST_WEAVE_INFER(parent);
-  WeaveInferImpl* impl = self->impl;
-  int index = pad_index(pad);
-  if (index < 0 || index >= static_cast<int>(impl->srcs.size()))
-    return gst_pad_query_default(pad, parent, query);
-  switch (GST_QUERY_TYPE(query)) {
-    case GST_QUERY_CAPS: {
-      GstCaps* filter = nullptr;
-      gst_query_parse_caps(query, &filter);
-      std::unique_lock lock(impl->caps_lock);
-      const bool fixed = impl->srcs[index].has_caps;
-      const weave::caps::CapsTensor t = impl->srcs[index].tensor;
-      lock.unlock();
-      weave::caps::CapsPtr mine;
-      if (fixed) {
-        mine = weave::caps::caps_from_dims(t.name, t.dtype, t.dims);
-      } else {
-        auto c = weave::caps::caps_from_info(impl->srcs[index].info, true);
-        if (!c) return FALSE;
-        mine = std::move(*c);
-      }
-      auto result = weave::caps::intersect(filter, mine.get());
-      gst_query_set_caps_result(query, result.get());
-      return TRUE;
-    }
-    case GST_QUERY_LATENCY: {
-      // The latency of the slowest input; the element adds no fixed latency of its own.
-      gboolean live = FALSE;
-      GstClockTime min = 0, max = GST_CLOCK_TIME_NONE;
-      bool any = false;
-      for (auto& s : impl->sinks) {
-        GstQuery* q = gst_query_new_latency();
-        if (gst_pad_peer_query(s.pad, q)) {
-          gboolean l = FALSE;
-          GstClockTime mn = 0, mx = GST_CLOCK_TIME_NONE;
-          gst_query_parse_latency(q, &l, &mn, &mx);
-          any = true;
-          live = live || l;
-          if (mn > min) min = mn;
-          if (GST_CLOCK_TIME_IS_VALID(mx) && (!GST_CLOCK_TIME_IS_VALID(max) || mx < max)) max = mx;
-        }
-        gst_query_unref(q);
-      }
-      if (!any) return FALSE;
-      gst_query_set_latency(query, live, min, max);
-      return TRUE;
-    }
-    default:
-      return gst_pad_query_default(pad, parent, query);
-  }
-}
-
-static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, GstPadMode mode,
-                                              gboolean active) {
-  auto* self = GST_WEAVE_INFER(parent);
-  WeaveInferImpl* impl = self->impl;
-  if (mode != GST_PAD_MODE_PUSH) return FALSE;
-  // The task lives on the first src pad; the others only follow.
-  if (impl->srcs.empty() || pad != impl->srcs[0].pad) return TRUE;
-  if (active) {
-    start_task(self);
-    return TRUE;
-  }
-  impl->runner.flush(GST_FLOW_FLUSHING);
-  return gst_pad_stop_task(pad);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The streaming task
-
-static void ensure_stream_start(GstWeaveInfer* self, GstEvent* upstream) {
-  WeaveInferImpl* impl = self->impl;
-  guint group = 0;
-  bool has_group = upstream != nullptr && gst_event_parse_group_id(upstream, &group);
-  const gchar* upstream_id = nullptr;
-  if (upstream != nullptr) gst_event_parse_stream_start(upstream, &upstream_id);
-  // One stream per output; gst_pad_create_stream_id() only serves elements with one sink pad.
-  std::string base;
-  if (upstream_id != nullptr) {
-    base = upstream_id;
-  } else {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%08x%08x", g_random_int(), g_random_int());
-    base = buf;
-  }
-  for (auto& s : impl->srcs) {
-    std::string id = base + "/" + GST_PAD_NAME(s.pad);
-    GstEvent* ev = gst_event_new_stream_start(id.c_str());
-    if (has_group) gst_event_set_group_id(ev, group);
-    gst_pad_push_event(s.pad, ev);
-  }
-  impl->stream_started = true;
-}
-
-static void push_src_caps(GstWeaveInfer* self, int k, const weave::Dims& dims) {
-  WeaveInferImpl* impl = self->impl;
-  PadInfo& s = impl->srcs[k];
-  if (!impl->stream_started) ensure_stream_start(self, nullptr);
-  weave::caps::CapsTensor t;
-  t.name = s.info.name;
-  t.dtype = s.info.dtype;
-  t.dims = dims;
-  auto caps = weave::caps::caps_from_dims(t.name, t.dtype, t.dims);
-  {
-    std::lock_guard lock(impl->caps_lock);
-    s.tensor = t;
-    s.has_caps = true;
-  }
-  GST_DEBUG_OBJECT(s.pad, "caps %" GST_PTR_FORMAT, caps.get());
-  gst_pad_push_event(s.pad, gst_event_new_caps(caps.get()));
-}
-
-static void push_all(GstWeaveInfer* self, GstEvent* event) {
-  for (auto& s : self->impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
-  gst_event_unref(event);
-}
-
-static bool src_caps_known(WeaveInferImpl* impl) {
-  std::lock_guard lock(impl->caps_lock);
-  for (const auto& s : impl->srcs)
-    if (!s.has_caps) return false;
-  return true;
-}
-
-static void push_held(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
-  std::vector<EventPtr> held;
-  held.swap(impl->held);
-  for (auto& ev : held) {
-    if (GST_EVENT_TYPE(ev.get()) == GST_EVENT_SEGMENT) impl->segment_pushed = true;
-    push_all(self, ev.release());
-  }
-}
-
-// Held events first, then a default segment if upstream sent none: what must precede data or a gap.
-static void ensure_segment(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
-  if (!impl->held.empty()) push_held(self);
-  if (impl->segment_pushed) return;
-  GstSegment seg;
-  gst_segment_init(&seg, GST_FORMAT_TIME);
-  push_all(self, gst_event_new_segment(&seg));
-  impl->segment_pushed = true;
-}
-
-// Output buffers the model writes into directly (R7): 64-byte aligned, mapped for writing while
-// the frame runs; pushed (or released) afterwards.
-class OutBuffers final : public weave::stream::OutputSink {
- public:
-  explicit OutBuffers(std::size_t n) : outs_(n) {}
-  ~OutBuffers() override {
-    for (auto& o : outs_) {
-      unmap(o);
-      if (o.buffer != nullptr) gst_buffer_unref(o.buffer);
-    }
-  }
-  weave::Expected<std::span<std::byte>> allocate(int index, weave::DType, const weave::Dims&,
-                                                 std::size_t bytes) override {
-    Out& o = outs_[static_cast<std::size_t>(index)];
-    o.buffer = bytes > 0 ? weave::gst::output_buffer_new(bytes) : gst_buffer_new();
-    if (o.buffer == nullptr) return weave::make_error("cannot allocate ", bytes, " bytes for output ", index);
-    if (bytes == 0) return std::span<std::byte>();
-    if (!gst_buffer_map(o.buffer, &o.map, GST_MAP_WRITE))
-      return weave::make_error("cannot map the buffer of output ", index);
-    o.mapped = true;
-    return std::span<std::byte>(reinterpret_cast<std::byte*>(o.map.data), o.map.size);
-  }
-  // Unmaps every output and hands buffer k over.
-  void unmap_all() {
-    for (auto& o : outs_) unmap(o);
-  }
-  GstBuffer* take(std::size_t k) { return std::exchange(outs_[k].buffer, nullptr); }
-
- private:
-  struct Out {
-    GstBuffer* buffer = nullptr;
-    GstMapInfo map{};
-    bool mapped = false;
-  };
-  static void unmap(Out& o) {
-    if (o.mapped) gst_buffer_unmap(o.buffer, &o.map);
-    o.mapped = false;
-  }
-  std::vector<Out> outs_;
-};
-
-// The input buffers of one set, mapped for reading while the frame runs.
-class MappedInputs {
- public:
-  explicit MappedInputs(const std::vector<Input>& inputs) : inputs_(inputs), maps_(inputs.size()) {}
-  ~MappedInputs() {
-    for (std::size_t i = 0; i < mapped_; ++i) gst_buffer_unmap(inputs_[i].buffer.get(), &maps_[i]);
-  }
-  // Maps every buffer; views of the tensors their caps described.
-  bool map(std::vector<weave::stream::InputFrame>& out) {
-    for (; mapped_ < inputs_.size(); ++mapped_) {
-      GstBuffer* b = inputs_[mapped_].buffer.get();
-      const guint blocks = gst_buffer_n_memory(b);
-      if (!gst_buffer_map(b, &maps_[mapped_], GST_MAP_READ)) return false;
-      const auto& t = inputs_[mapped_].tensor;
-      out.push_back(
-          {weave::ConstTensorView{maps_[mapped_].data, t.dtype, t.dims}, maps_[mapped_].size, blocks > 1});
-    }
-    return true;
-  }
-
- private:
-  const std::vector<Input>& inputs_;
-  std::vector<GstMapInfo> maps_;
-  std::size_t mapped_ = 0;
-};
-
-static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Input>& inputs) {
-  WeaveInferImpl* impl = self->impl;
-  if (!impl->stream_started) ensure_stream_start(self, nullptr);
-  OutBuffers outs(impl->srcs.size());
-  weave::Expected<std::vector<weave::Dims>> out_dims = weave::make_error("not run");
-  {
-    // Inputs stay mapped (READ) until the run is over: bound ones are read in place.
-    MappedInputs mapped(inputs);
-    std::vector<weave::stream::InputFrame> frames;
-    if (!mapped.map(frames)) {
-      GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map an input buffer."), (nullptr));
-      return GST_FLOW_ERROR;
-    }
-    out_dims = impl->frames->run(frames, outs);
-    outs.unmap_all();
-  }
-  if (!out_dims) {
-    GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", out_dims.message().c_str()), (nullptr));
-    return GST_FLOW_ERROR;
-  }
-
-  GstBuffer* first = inputs.empty() ? nullptr : inputs[0].buffer.get();
-  for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
-    PadInfo& s = impl->srcs[k];
-    if (!s.has_caps || !(s.tensor.dims == (*out_dims)[k]) || s.tensor.dtype != s.info.dtype)
-      push_src_caps(self, static_cast<int>(k), (*out_dims)[k]);
-  }
-  // Sticky order: caps, then segment (and held tags), then data.
-  ensure_segment(self);
-  GstFlowReturn ret = GST_FLOW_OK;
-  for (std::size_t k = 0; k < impl->srcs.size(); ++k) {
-    GstBuffer* buf = outs.take(k);
-    if (first != nullptr) {
-      gst_buffer_copy_into(buf, first, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
-      // Metas about the stream (e.g. where a tensor came from) follow the data.
-      weave::caps::copy_untagged_metas(buf, first);
-    }
-    GstFlowReturn r = gst_pad_push(impl->srcs[k].pad, buf);
-    ret = gst_flow_combiner_update_pad_flow(impl->combiner, impl->srcs[k].pad, r);
-  }
-  return ret;
-}
-
-static void handle_control(GstWeaveInfer* self, Control& item) {
-  WeaveInferImpl* impl = self->impl;
-  if (!item.event) {
-    for (std::size_t k = 0; k < impl->srcs.size() && k < item.caps.size(); ++k)
-      push_src_caps(self, static_cast<int>(k), item.caps[k]);
-    push_held(self);
-    return;
-  }
-  GstEvent* ev = item.event.get();
-  if (GST_EVENT_TYPE(ev) == GST_EVENT_STREAM_START) {
-    ensure_stream_start(self, ev);
-  } else if ((event_has_flag(ev, GST_EVENT_TYPE_STICKY) || GST_EVENT_TYPE(ev) == GST_EVENT_GAP) &&
-             !src_caps_known(impl)) {
-    // A gap keeps its place behind the segment it belongs to.
-    impl->held.push_back(std::move(item.event));
-  } else if (GST_EVENT_TYPE(ev) == GST_EVENT_GAP) {
-    // A frame without data (e.g. no region to crop): every output says so, in its place.
-    ensure_segment(self);
-    push_all(self, item.event.release());
-  } else {
-    if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) {
-      if (!impl->stream_started) ensure_stream_start(self, nullptr);
-      impl->segment_pushed = true;
-    }
-    push_all(self, item.event.release());
-  }
-}
-
-static void weave_infer_loop(gpointer user_data) {
-  auto* self = GST_WEAVE_INFER(user_data);
-  WeaveInferImpl* impl = self->impl;
-  Runner::Step step = impl->runner.next();
-  GstFlowReturn ret = GST_FLOW_OK;
-  switch (step.kind) {
-    case Runner::StepKind::flushing:
-      gst_pad_pause_task(impl->srcs[0].pad);
-      return;
-    case Runner::StepKind::set:
-      ret = run_set(self, step.buffers);
-      break;
-    case Runner::StepKind::event:
-      handle_control(self, *step.event);
-      break;
-    case Runner::StepKind::eos:
-      if (!impl->stream_started) ensure_stream_start(self, nullptr);
-      push_all(self, gst_event_new_eos());
-      break;
-  }
-  if (ret == GST_FLOW_OK) return;
-  GST_DEBUG_OBJECT(self, "pausing task: %s", gst_flow_get_name(ret));
-  impl->runner.stop(ret);
-  gst_pad_pause_task(impl->srcs[0].pad);
-  if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS) {
-    GST_ELEMENT_FLOW_ERROR(self, ret);
-    push_all(self, gst_event_new_eos());
-  }
+// Why the model is not loaded, for the error that fails a start.
+static std::string load_error(const WeaveInferImpl* impl) {
+  if (impl->loaded.failure() == weave::LoadFailure::interface_changed)
+    return impl->loaded.error() + " since its pads were made; set 'model' again";
+  return impl->loaded.error();
 }
 
 // ---------------------------------------------------------------------------------------------
 // State changes
 
 static bool prepare_to_run(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   GST_OBJECT_LOCK(self);
-  std::string model = impl->model;
-  int threads = impl->threads;
+  weave::ModelSettings settings = settings_locked(impl);
+  const std::string model = settings.model;
+  const int threads = impl->threads;
+  const bool bounds_from_caps = impl->max_shape.empty();
   GST_OBJECT_UNLOCK(self);
-  auto bounds = effective_bounds(self);
-  GST_OBJECT_LOCK(self);
-  impl->bounds = bounds;
-  const std::string key = settings_locked(impl).key();
-  GST_OBJECT_UNLOCK(self);
+  settings.bounds = infer::effective_bounds(self);
   if (model.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
                       ("No model set: set the 'model' property to an .onnx or .weave file."), (nullptr));
     return false;
   }
-  // Compression or cache settings changed since the pads were made, or the model file changed
-  // (replaced, rewritten or deleted) since it was loaded: load again. A running element keeps
-  // the model it loaded; the next start runs the file as it is then (or fails saying why).
-  auto stamp = weave::model_file_stamp(model);
-  const bool file_changed = impl->factory && (!stamp || *stamp != impl->loaded_stamp);
-  if (file_changed)
+  // A running element keeps the model it loaded; the next start runs the file as it is then
+  // (or fails saying why).
+  const weave::Reload reload = impl->loaded.reload_needed(settings);
+  if (reload == weave::Reload::file_changed)
     GST_INFO_OBJECT(self, "model file '%s' changed since it was loaded: loading it again", model.c_str());
-  if (!impl->factory || impl->loaded_key != key || file_changed) load_model(self, impl->srcs.empty(), false);
-  GST_OBJECT_LOCK(self);
-  const bool bounds_from_caps = impl->max_shape.empty() && !impl->bounds.empty();
-  GST_OBJECT_UNLOCK(self);
-  if (!impl->factory && bounds_from_caps) {
+  if (reload != weave::Reload::none) load_model(self, settings, impl->srcs.empty(), false);
+  if (!impl->loaded.factory() && bounds_from_caps && !settings.bounds.empty()) {
     // Upstream caps promise a range (weaveconvert offers up to 16384x16384), not frames that
     // large: when planning for the whole range fails, plan per frame size instead.
     GST_WARNING_OBJECT(self,
                        "planning for the upstream caps bound %s failed (%s); planning per input size instead",
-                       weave::shape_bounds_text(impl->bounds).c_str(), impl->load_error.c_str());
-    GST_OBJECT_LOCK(self);
-    impl->bounds.clear();
-    GST_OBJECT_UNLOCK(self);
-    load_model(self, impl->srcs.empty(), false);
+                       weave::shape_bounds_text(settings.bounds).c_str(), load_error(impl).c_str());
+    settings.bounds.clear();
+    load_model(self, settings, impl->srcs.empty(), false);
   }
-  if (!impl->factory) {
+  const auto factory = impl->loaded.factory();
+  if (!factory) {
     GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ, ("Cannot load model '%s'.", model.c_str()),
-                      ("%s", impl->load_error.c_str()));
+                      ("%s", load_error(impl).c_str()));
     return false;
   }
   // Posted here, not in load_model(): a model set as a property is loaded before there is a bus.
-  if (!impl->cache_warning.empty()) {
+  if (const std::string warning = impl->loaded.take_warning(); !warning.empty())
     GST_ELEMENT_WARNING(self, RESOURCE, WRITE,
                         ("Model cache problem for '%s' (running anyway).", model.c_str()),
-                        ("%s", impl->cache_warning.c_str()));
-    impl->cache_warning.clear();
-  }
+                        ("%s", warning.c_str()));
   weave::ExecutorOptions eo;
   eo.threads = threads;  // a cap on this instance's share of the process-wide budget
   // Inputs and outputs are bound every frame, so the intermediates need to exist only while a
@@ -1027,7 +230,7 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   eo.log = [self](std::string_view m) {
     GST_INFO_OBJECT(self, "%.*s", static_cast<int>(m.size()), m.data());
   };
-  auto runner = weave::stream::FrameRunner::create(impl->factory, eo, impl->stats);
+  auto runner = weave::stream::FrameRunner::create(factory, eo, impl->stats);
   if (!runner) {
     GST_ELEMENT_ERROR(self, CORE, FAILED, ("Cannot create an executor for '%s'.", model.c_str()),
                       ("%s", runner.message().c_str()));
@@ -1037,29 +240,15 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   impl->runner.reset();
   impl->stream_started = false;
   impl->segment_pushed = false;
-  for (auto& s : impl->sinks) {
-    if (!gst_pad_is_linked(s.pad))
-      GST_ELEMENT_WARNING(
-          self, CORE, PAD,
-          ("Input pad %s is not linked; the model runs only when every input has data.", GST_PAD_NAME(s.pad)),
-          ("pads: %s", pad_list(impl).c_str()));
-  }
-  bool any_src_linked = false;
-  for (auto& s : impl->srcs) any_src_linked = any_src_linked || gst_pad_is_linked(s.pad);
-  if (!any_src_linked)
-    GST_ELEMENT_WARNING(self, CORE, PAD, ("No output pad is linked."), ("pads: %s", pad_list(impl).c_str()));
-  if (impl->combiner != nullptr) gst_flow_combiner_reset(impl->combiner);
-  // A gst-launch delayed link waiting for a pad that does not exist is reported by the
-  // parser when it sees no-more-pads; say it again now that all links are made.
-  gst_element_no_more_pads(GST_ELEMENT(self));
+  infer::prepare_pads(self);
   GST_INFO_OBJECT(self, "running '%s' with up to %d of the process's %d thread(s); pads: %s", model.c_str(),
                   weave::ThreadBudget::global().parallel(threads).threads(),
-                  weave::ThreadBudget::global().threads(), pad_list(impl).c_str());
+                  weave::ThreadBudget::global().threads(), infer::pad_list(impl).c_str());
   return true;
 }
 
 static void cleanup_after_run(GstWeaveInfer* self) {
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   impl->runner.reset();
   {
     std::lock_guard lock(impl->caps_lock);
@@ -1098,7 +287,7 @@ static bool model_may_change(GstWeaveInfer* self) {
 static void gst_weave_infer_set_property(GObject* object, guint prop_id, const GValue* value,
                                          GParamSpec* pspec) {
   auto* self = GST_WEAVE_INFER(object);
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   switch (prop_id) {
     case PROP_MODEL: {
       const gchar* m = g_value_get_string(value);
@@ -1111,9 +300,9 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
       }
       GST_OBJECT_LOCK(self);
       impl->model = m != nullptr ? m : "";
-      impl->bounds.clear();  // bounds of another model's inputs
+      const weave::ModelSettings settings = settings_locked(impl);  // no bounds: they were another model's
       GST_OBJECT_UNLOCK(self);
-      load_model(self, true, true);
+      load_model(self, settings, true, true);
       break;
     }
     case PROP_COMPRESSION:
@@ -1140,7 +329,7 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
     case PROP_LEAKY:
       GST_OBJECT_LOCK(self);
       impl->leaky = g_value_get_enum(value);
-      impl->runner.set_leaky(leaky_of(impl->leaky));
+      impl->runner.set_leaky(infer::leaky_of(impl->leaky));
       GST_OBJECT_UNLOCK(self);
       break;
     case PROP_MAX_SHAPE: {
@@ -1166,7 +355,7 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
 
 static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
   auto* self = GST_WEAVE_INFER(object);
-  WeaveInferImpl* impl = self->impl;
+  WeaveInferImpl* impl = self->impl.get();
   switch (prop_id) {
     case PROP_MODEL:
       GST_OBJECT_LOCK(self);
@@ -1211,9 +400,8 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
       g_value_set_double(value, impl->stats->last_ms.load());
       break;
     case PROP_FACTORY_ID: {
-      GST_OBJECT_LOCK(self);
-      const void* f = impl->factory.get();
-      GST_OBJECT_UNLOCK(self);
+      const auto factory = impl->loaded.factory();
+      const void* f = factory.get();
       if (f == nullptr) {
         g_value_set_string(value, nullptr);
       } else {
@@ -1223,11 +411,11 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
       }
       break;
     }
-    case PROP_ARTIFACT:
-      GST_OBJECT_LOCK(self);
-      g_value_set_string(value, impl->artifact_path.empty() ? nullptr : impl->artifact_path.c_str());
-      GST_OBJECT_UNLOCK(self);
+    case PROP_ARTIFACT: {
+      const std::string artifact = impl->loaded.artifact_path();
+      g_value_set_string(value, artifact.empty() ? nullptr : artifact.c_str());
       break;
+    }
     case PROP_MAX_SHAPE:
       GST_OBJECT_LOCK(self);
       g_value_set_string(value, impl->max_shape.empty() ? nullptr : impl->max_shape.c_str());
@@ -1250,10 +438,8 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
 
 static void gst_weave_infer_finalize(GObject* object) {
   auto* self = GST_WEAVE_INFER(object);
-  WeaveInferImpl* impl = self->impl;
-  if (impl->combiner != nullptr) gst_flow_combiner_free(impl->combiner);
-  impl->~WeaveInferImpl();
-  self->impl = nullptr;
+  if (self->impl->combiner != nullptr) gst_flow_combiner_free(self->impl->combiner);
+  self->impl.destroy();
   G_OBJECT_CLASS(gst_weave_infer_parent_class)->finalize(object);
 }
 
@@ -1394,10 +580,9 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
 }
 
 static void gst_weave_infer_init(GstWeaveInfer* self) {
-  self->impl = new (self->storage) WeaveInferImpl();
+  self->impl.construct();
 }
 
-gboolean weave_register_weaveinfer(GstPlugin* plugin) {
-  GST_DEBUG_CATEGORY_INIT(gst_weave_infer_debug, "weaveinfer", 0, "Weave model inference element");
-  return gst_element_register(plugin, "weaveinfer", GST_RANK_NONE, GST_TYPE_WEAVE_INFER);
-}
+GST_ELEMENT_REGISTER_DEFINE_WITH_CODE(weaveinfer, "weaveinfer", GST_RANK_NONE, GST_TYPE_WEAVE_INFER,
+                                      GST_DEBUG_CATEGORY_INIT(gst_weave_infer_debug, "weaveinfer", 0,
+                                                              "Weave model inference element"));

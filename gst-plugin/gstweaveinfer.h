@@ -1,7 +1,9 @@
-// weaveinfer: runs one model (.onnx or .weave) on tensor streams. Thin GObject glue: model
-// loading and sharing (core/loader/compiled_cache.h), running (core/runtime/executor.h),
-// gathering multi-input sets by timestamp (core/stream/timestamp_gather.h) and caps logic
-// (caps/tensor_caps.h) live outside this file. See docs/elements.md.
+// weaveinfer: runs one model (.onnx or .weave) on tensor streams. The element is three files
+// sharing gstweaveinfer_private.h: gstweaveinfer.cpp (properties, state changes, loading),
+// gstweaveinfer_pads.cpp (pads, caps, events, queries) and gstweaveinfer_task.cpp (the
+// streaming task). What to load and when is core/loader/model_slot.h, the queue and gathering
+// core/stream/stream_runner.h, one run per frame core/stream/frame_runner.h, caps logic
+// caps/tensor_caps.h. See docs/elements.md.
 #pragma once
 
 #include <gst/gst.h>
@@ -31,8 +33,5 @@ typedef enum {
 } GstWeaveInferLeaky;
 #define GST_TYPE_WEAVE_INFER_LEAKY (gst_weave_infer_leaky_get_type())
 GType gst_weave_infer_leaky_get_type(void);
-
-// Registers the element with the plugin (called from plugin.cpp).
-gboolean weave_register_weaveinfer(GstPlugin* plugin);
 
 G_END_DECLS

@@ -39,7 +39,6 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <new>
 #include <optional>
 #include <string>
 #include <utility>
@@ -53,6 +52,7 @@
 #include "core/vision/json.h"
 #include "core/vision/labels.h"
 #include "gst-plugin/elements.h"
+#include "gst-plugin/instance_state.h"
 
 GST_DEBUG_CATEGORY_STATIC(weave_meta_debug);
 #define GST_CAT_DEFAULT weave_meta_debug
@@ -121,8 +121,7 @@ struct MetaState {
 
 struct _GstWeaveMeta {
   GstAggregator parent;
-  MetaState* state;  // placement-constructed in `storage`; not an owning heap pointer
-  alignas(MetaState) unsigned char storage[sizeof(MetaState)];
+  weave::gst::InstanceState<MetaState> state;
 };
 
 G_DEFINE_TYPE(GstWeaveMeta, gst_weave_meta, GST_TYPE_AGGREGATOR)
@@ -571,8 +570,7 @@ static void gst_weave_meta_get_property(GObject* object, guint prop_id, GValue* 
 
 static void gst_weave_meta_finalize(GObject* object) {
   auto* self = GST_WEAVE_META(object);
-  self->state->~MetaState();
-  self->state = nullptr;
+  self->state.destroy();
   G_OBJECT_CLASS(gst_weave_meta_parent_class)->finalize(object);
 }
 
@@ -585,7 +583,7 @@ static GstAggregatorPad* add_sink_pad(GstWeaveMeta* self, const char* name) {
 }
 
 static void gst_weave_meta_init(GstWeaveMeta* self) {
-  self->state = new (self->storage) MetaState();
+  self->state.construct();
   gst_video_info_init(&self->state->video_info);
   self->state->options.boxes.score_threshold = 0.25f;
   self->state->options.threshold = -G_MAXDOUBLE;
@@ -721,6 +719,4 @@ static void gst_weave_meta_class_init(GstWeaveMetaClass* klass) {
   GST_DEBUG_CATEGORY_INIT(weave_meta_debug, "weavemeta", 0, "Weave results to frames");
 }
 
-gboolean weave_register_weavemeta(GstPlugin* plugin) {
-  return gst_element_register(plugin, "weavemeta", GST_RANK_NONE, GST_TYPE_WEAVE_META);
-}
+GST_ELEMENT_REGISTER_DEFINE(weavemeta, "weavemeta", GST_RANK_NONE, GST_TYPE_WEAVE_META);

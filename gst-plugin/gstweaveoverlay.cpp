@@ -18,7 +18,6 @@
 
 #include <atomic>
 #include <mutex>
-#include <new>
 #include <string>
 
 #include "caps/roi_meta.h"
@@ -26,6 +25,7 @@
 #include "core/stream/work_time.h"
 #include "core/vision/draw.h"
 #include "gst-plugin/elements.h"
+#include "gst-plugin/instance_state.h"
 
 GST_DEBUG_CATEGORY_STATIC(weave_overlay_debug);
 #define GST_CAT_DEFAULT weave_overlay_debug
@@ -59,8 +59,7 @@ struct OverlayState {
 
 struct _GstWeaveOverlay {
   GstVideoFilter parent;
-  OverlayState* state;  // placement-constructed in `storage`; not an owning heap pointer
-  alignas(OverlayState) unsigned char storage[sizeof(OverlayState)];
+  weave::gst::InstanceState<OverlayState> state;
 };
 
 G_DEFINE_TYPE(GstWeaveOverlay, gst_weave_overlay, GST_TYPE_VIDEO_FILTER)
@@ -164,13 +163,12 @@ static void gst_weave_overlay_get_property(GObject* object, guint prop_id, GValu
 
 static void gst_weave_overlay_finalize(GObject* object) {
   auto* self = GST_WEAVE_OVERLAY(object);
-  self->state->~OverlayState();
-  self->state = nullptr;
+  self->state.destroy();
   G_OBJECT_CLASS(gst_weave_overlay_parent_class)->finalize(object);
 }
 
 static void gst_weave_overlay_init(GstWeaveOverlay* self) {
-  self->state = new (self->storage) OverlayState();
+  self->state.construct();
   GValue v = G_VALUE_INIT;
   g_value_init(&v, G_TYPE_UINT);
   g_value_set_uint(&v, kDefaultBoxColor);
@@ -228,6 +226,4 @@ static void gst_weave_overlay_class_init(GstWeaveOverlayClass* klass) {
   GST_DEBUG_CATEGORY_INIT(weave_overlay_debug, "weaveoverlay", 0, "Weave region overlay");
 }
 
-gboolean weave_register_weaveoverlay(GstPlugin* plugin) {
-  return gst_element_register(plugin, "weaveoverlay", GST_RANK_NONE, GST_TYPE_WEAVE_OVERLAY);
-}
+GST_ELEMENT_REGISTER_DEFINE(weaveoverlay, "weaveoverlay", GST_RANK_NONE, GST_TYPE_WEAVE_OVERLAY);

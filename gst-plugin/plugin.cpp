@@ -1,15 +1,15 @@
-// The `weave` plugin: one register function per element (declared in elements.h), each in its
-// element's own file.
+// The `weave` plugin: registers every element (declared in elements.h). Loading fails if any
+// element cannot be registered.
 #include <gst/gst.h>
 
 #include "gst-plugin/elements.h"
 
 static gboolean plugin_init(GstPlugin* plugin) {
-  gboolean ok = weave_register_weaveinfer(plugin);
-  ok = weave_register_weaveconvert(plugin) && ok;
-  ok = weave_register_weavedecode(plugin) && ok;
-  ok = weave_register_weavemeta(plugin) && ok;
-  ok = weave_register_weaveoverlay(plugin) && ok;
+  gboolean ok = GST_ELEMENT_REGISTER(weaveinfer, plugin);
+  ok = GST_ELEMENT_REGISTER(weaveconvert, plugin) && ok;
+  ok = GST_ELEMENT_REGISTER(weavedecode, plugin) && ok;
+  ok = GST_ELEMENT_REGISTER(weavemeta, plugin) && ok;
+  ok = GST_ELEMENT_REGISTER(weaveoverlay, plugin) && ok;
   return ok;
 }
 

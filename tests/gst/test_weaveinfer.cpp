@@ -8,7 +8,6 @@
 #include <glib/gstdio.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
-#include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
 #include <cmath>
@@ -16,48 +15,7 @@
 #include <string>
 #include <vector>
 
-static std::string model_path(const char* name) {
-  const char* d = g_getenv("WEAVE_GST_MODELS");
-  return std::string(d != nullptr ? d : ".") + "/" + name;
-}
-
-static GstElement* make_infer(const char* model, const char* cache_dir = nullptr) {
-  GstElement* e = gst_element_factory_make("weaveinfer", nullptr);
-  fail_unless(e != nullptr, "weaveinfer not found (GST_PLUGIN_PATH?)");
-  if (cache_dir != nullptr) g_object_set(e, "cache-dir", cache_dir, nullptr);
-  g_object_set(e, "model", model_path(model).c_str(), nullptr);
-  return e;
-}
-
-static GstBuffer* float_buffer(std::vector<float> v, GstClockTime pts) {
-  GstBuffer* b = gst_buffer_new_allocate(nullptr, v.size() * sizeof(float), nullptr);
-  gst_buffer_fill(b, 0, v.data(), v.size() * sizeof(float));
-  GST_BUFFER_PTS(b) = pts;
-  GST_BUFFER_DURATION(b) = GST_SECOND / 30;
-  return b;
-}
-
-static std::vector<float> floats_of(GstBuffer* b) {
-  std::vector<float> v(gst_buffer_get_size(b) / sizeof(float));
-  gst_buffer_extract(b, 0, v.data(), v.size() * sizeof(float));
-  return v;
-}
-
-// Every error message waiting on the bus, joined (a refused sticky event is retried and may
-// post the same error more than once).
-static std::string error_text(GstBus* bus) {
-  std::string all;
-  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
-    GError* err = nullptr;
-    gchar* dbg = nullptr;
-    gst_message_parse_error(m, &err, &dbg);
-    all += std::string(err->message) + " | " + (dbg != nullptr ? dbg : "") + "\n";
-    g_error_free(err);
-    g_free(dbg);
-    gst_message_unref(m);
-  }
-  return all;
-}
+#include "tests/gst/gst_test_helpers.h"
 
 static gboolean has_pad(GstElement* e, const char* name) {
   GstPad* p = gst_element_get_static_pad(e, name);
@@ -66,7 +24,7 @@ static gboolean has_pad(GstElement* e, const char* name) {
 }
 
 GST_START_TEST(test_pads_from_model) {
-  GstElement* e = make_infer("two_outputs.onnx");
+  GstElement* e = make_infer(model_path("two_outputs.onnx"));
   fail_unless(has_pad(e, "sink_x"));
   fail_unless(has_pad(e, "src_logits"));
   fail_unless(has_pad(e, "src_probs"));
@@ -98,7 +56,7 @@ GST_START_TEST(test_pads_from_model) {
 GST_END_TEST;
 
 GST_START_TEST(test_negotiation_and_values) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
   gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<2,4>");
   gst_harness_play(h);
@@ -131,7 +89,7 @@ GST_START_TEST(test_negotiation_and_values) {
 GST_END_TEST;
 
 GST_START_TEST(test_negotiation_mismatch) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstBus* bus = gst_bus_new();
   gst_element_set_bus(e, bus);
   GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
@@ -158,7 +116,7 @@ GST_START_TEST(test_negotiation_mismatch) {
 GST_END_TEST;
 
 GST_START_TEST(test_buffer_size_checked) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstBus* bus = gst_bus_new();
   gst_element_set_bus(e, bus);
   GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
@@ -226,7 +184,7 @@ GST_START_TEST(test_properties) {
 GST_END_TEST;
 
 GST_START_TEST(test_multi_input_gathers_by_timestamp) {
-  GstElement* e = make_infer("two_inputs.onnx");
+  GstElement* e = make_infer(model_path("two_inputs.onnx"));
   GstHarness* ha = gst_harness_new_with_element(e, "sink_a", "src_y");
   GstHarness* hb = gst_harness_new_with_element(e, "sink_b", nullptr);
   gst_harness_set_src_caps_str(ha, "tensor/x-raw, dtype=float32, shape=(int)<2,3>");
@@ -281,7 +239,7 @@ static bool got_eos(GstHarness* h) {
 }
 
 GST_START_TEST(test_two_outputs_and_eos_on_every_src) {
-  GstElement* e = make_infer("two_outputs.onnx");
+  GstElement* e = make_infer(model_path("two_outputs.onnx"));
   GstHarness* h = gst_harness_new_with_element(e, "sink_x", "src_logits");
   GstHarness* hp = gst_harness_new_with_element(e, nullptr, "src_probs");
   gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
@@ -311,7 +269,7 @@ GST_START_TEST(test_two_outputs_and_eos_on_every_src) {
 GST_END_TEST;
 
 GST_START_TEST(test_flush) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
   gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
   gst_harness_play(h);
@@ -373,9 +331,9 @@ GST_START_TEST(test_bad_model_path) {
 GST_END_TEST;
 
 GST_START_TEST(test_instances_share_one_factory) {
-  GstElement* a = make_infer("matmul_dyn.onnx");
-  GstElement* b = make_infer("matmul_dyn.onnx");
-  GstElement* c = make_infer("square.onnx");
+  GstElement* a = make_infer(model_path("matmul_dyn.onnx"));
+  GstElement* b = make_infer(model_path("matmul_dyn.onnx"));
+  GstElement* c = make_infer(model_path("square.onnx"));
   gchar *fa = nullptr, *fb = nullptr, *fc = nullptr;
   g_object_get(a, "factory-id", &fa, nullptr);
   g_object_get(b, "factory-id", &fb, nullptr);
@@ -425,7 +383,7 @@ GST_START_TEST(test_compiled_cache_matches_direct) {
   fail_unless(g_str_has_prefix(artifact, dir) && g_str_has_suffix(artifact, ".weave"), "%s", artifact);
   fail_unless(g_file_test(artifact, G_FILE_TEST_IS_REGULAR));
 
-  GstElement* direct = make_infer("two_outputs.onnx", "");  // cache disabled: compiled in memory
+  GstElement* direct = make_infer(model_path("two_outputs.onnx"), "");  // cache disabled: compiled in memory
   gchar* none = nullptr;
   g_object_get(direct, "artifact", &none, nullptr);
   fail_unless(none == nullptr);
@@ -461,7 +419,7 @@ GST_START_TEST(test_compiled_cache_matches_direct) {
 GST_END_TEST;
 
 GST_START_TEST(test_model_change_refused_while_running) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
   gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
   gst_harness_play(h);
@@ -484,7 +442,7 @@ GST_START_TEST(test_model_change_refused_while_running) {
 GST_END_TEST;
 
 GST_START_TEST(test_state_cycles) {
-  GstElement* e = make_infer("two_outputs.onnx");
+  GstElement* e = make_infer(model_path("two_outputs.onnx"));
   static const GstState seq[] = {GST_STATE_READY, GST_STATE_PLAYING, GST_STATE_NULL,   GST_STATE_PAUSED,
                                  GST_STATE_READY, GST_STATE_PLAYING, GST_STATE_PAUSED, GST_STATE_NULL};
   for (int round = 0; round < 3; ++round)
@@ -606,7 +564,7 @@ GST_END_TEST;
 // Caps may change while earlier buffers still wait in the queue (weaveconvert mode=rois sends a
 // batch of another size every frame): each buffer runs with the dims its own caps gave.
 GST_START_TEST(test_caps_change_while_buffers_wait) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
   // The task blocks in its push until the test pulls: later buffers pile up in the queue.
   gst_harness_set_blocking_push_mode(h);
@@ -638,7 +596,7 @@ GST_END_TEST;
 // Several buffers with one timestamp (batches of crops of one frame) each run: a model of one
 // input has nothing to gather.
 GST_START_TEST(test_buffers_sharing_a_timestamp_all_run) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
   gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
   gst_harness_play(h);
@@ -662,7 +620,7 @@ GST_END_TEST;
 // A frame without data upstream (a GAP event, e.g. no region to crop) goes out on every src pad
 // in its place; stream metas of the input (untagged, like the tensor origin) go onto the outputs.
 GST_START_TEST(test_gap_and_origin_meta_pass_through) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
   gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
   gst_harness_play(h);

@@ -14,64 +14,9 @@
 
 #include <glib/gstdio.h>
 #include <gst/app/gstappsrc.h>
-#include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 
-static std::string model_path(const char* name) {
-  const char* d = g_getenv("WEAVE_GST_MODELS");
-  return std::string(d != nullptr ? d : ".") + "/" + name;
-}
-
-static GstElement* make_infer(const std::string& model, const char* cache_dir = nullptr) {
-  GstElement* e = gst_element_factory_make("weaveinfer", nullptr);
-  fail_unless(e != nullptr, "weaveinfer not found (GST_PLUGIN_PATH?)");
-  if (cache_dir != nullptr) g_object_set(e, "cache-dir", cache_dir, nullptr);
-  g_object_set(e, "model", model.c_str(), nullptr);
-  return e;
-}
-
-static GstBuffer* float_buffer(const std::vector<float>& v, GstClockTime pts) {
-  GstBuffer* b = gst_buffer_new_allocate(nullptr, v.size() * sizeof(float), nullptr);
-  gst_buffer_fill(b, 0, v.data(), v.size() * sizeof(float));
-  GST_BUFFER_PTS(b) = pts;
-  GST_BUFFER_DURATION(b) = GST_SECOND / 30;
-  return b;
-}
-
-static std::vector<float> floats_of(GstBuffer* b) {
-  std::vector<float> v(gst_buffer_get_size(b) / sizeof(float));
-  gst_buffer_extract(b, 0, v.data(), v.size() * sizeof(float));
-  return v;
-}
-
-// x @ (scale * W), W[i][j] = i + j (matmul_dyn.onnx: scale 1, matmul_dyn2.onnx: scale 2).
-static std::vector<float> matmul_ref(const std::vector<float>& x, float scale = 1.0f) {
-  std::vector<float> y(x.size() / 4 * 3, 0.f);
-  for (std::size_t r = 0; r < x.size() / 4; ++r)
-    for (int j = 0; j < 3; ++j)
-      for (int i = 0; i < 4; ++i) y[r * 3 + j] += x[r * 4 + i] * scale * static_cast<float>(i + j);
-  return y;
-}
-
-// "element: message | debug" of an error message, which it takes.
-static std::string take_error(GstMessage* m) {
-  GError* err = nullptr;
-  gchar* dbg = nullptr;
-  gst_message_parse_error(m, &err, &dbg);
-  std::string s =
-      std::string(GST_OBJECT_NAME(m->src)) + ": " + err->message + " | " + (dbg != nullptr ? dbg : "") + "\n";
-  g_error_free(err);
-  g_free(dbg);
-  gst_message_unref(m);
-  return s;
-}
-
-// Every error message waiting on the bus, in order, joined.
-static std::string error_text(GstBus* bus) {
-  std::string all;
-  while (GstMessage* m = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) all += take_error(m);
-  return all;
-}
+#include "tests/gst/gst_test_helpers.h"
 
 static void push_segment(GstHarness* h, GstClockTime start) {
   GstSegment seg;
@@ -90,12 +35,6 @@ static GstClockTime segment_start(GstHarness* h) {
   const GstClockTime start = seg->start;
   gst_event_unref(ev);
   return start;
-}
-
-static guint64 prop_u64(GstElement* e, const char* name) {
-  guint64 v = 0;
-  g_object_get(e, name, &v, nullptr);
-  return v;
 }
 
 // An element on a harness of one input and (optionally) one output, with a bus of its own.

@@ -5,7 +5,6 @@
 // caps bounds) plans memory once and refuses larger caps.
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
-#include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <unistd.h>
 
@@ -14,38 +13,7 @@
 #include <string>
 #include <vector>
 
-static std::string model_path(const char* name) {
-  const char* d = g_getenv("WEAVE_GST_MODELS");
-  return std::string(d != nullptr ? d : ".") + "/" + name;
-}
-
-static GstElement* make_infer(const char* model) {
-  GstElement* e = gst_element_factory_make("weaveinfer", nullptr);
-  fail_unless(e != nullptr, "weaveinfer not found (GST_PLUGIN_PATH?)");
-  g_object_set(e, "model", model_path(model).c_str(), nullptr);
-  return e;
-}
-
-static std::vector<float> floats_of(GstBuffer* b) {
-  std::vector<float> v(gst_buffer_get_size(b) / sizeof(float));
-  gst_buffer_extract(b, 0, v.data(), v.size() * sizeof(float));
-  return v;
-}
-
-// x @ W with W[i][j] = i + j (matmul_dyn.onnx), for a batch of rows of 4.
-static std::vector<float> matmul_ref(const std::vector<float>& x) {
-  std::vector<float> y(x.size() / 4 * 3, 0.f);
-  for (std::size_t r = 0; r < x.size() / 4; ++r)
-    for (int j = 0; j < 3; ++j)
-      for (int i = 0; i < 4; ++i) y[r * 3 + j] += x[r * 4 + i] * static_cast<float>(i + j);
-  return y;
-}
-
-static guint64 prop_u64(GstElement* e, const char* name) {
-  guint64 v = 0;
-  g_object_get(e, name, &v, nullptr);
-  return v;
-}
+#include "tests/gst/gst_test_helpers.h"
 
 // A buffer whose mapped data starts `offset` bytes into a malloc'd block (offset 1: misaligned).
 static GstBuffer* wrapped_buffer(const std::vector<float>& v, gsize offset) {
@@ -93,7 +61,7 @@ static GstHarness* start_matmul(GstElement* e) {
 }
 
 GST_START_TEST(test_aligned_input_is_not_copied) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstHarness* h = start_matmul(e);
   for (int f = 0; f < 3; ++f) {
     std::vector<float> x{1, 2, 3, 4, static_cast<float>(f), 0, -1, 1};
@@ -112,7 +80,7 @@ GST_START_TEST(test_aligned_input_is_not_copied) {
 GST_END_TEST;
 
 GST_START_TEST(test_misaligned_input_is_copied_once_and_counted) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstHarness* h = start_matmul(e);
   std::vector<float> x{1, 2, 3, 4, 5, 6, 7, 8};
   push_and_check(h, wrapped_buffer(x, 1), x, 0);
@@ -132,7 +100,7 @@ GST_START_TEST(test_misaligned_input_is_copied_once_and_counted) {
 GST_END_TEST;
 
 GST_START_TEST(test_multi_block_input_counts_the_merge) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstHarness* h = start_matmul(e);
   std::vector<float> x{1, 0, 0, 2, 0, 3, 0, 0};
   GstBuffer* b = aligned_buffer({x.begin(), x.begin() + 4});
@@ -148,7 +116,7 @@ GST_START_TEST(test_multi_block_input_counts_the_merge) {
 GST_END_TEST;
 
 GST_START_TEST(test_max_shape_property) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   // Malformed text is refused with a warning; the property keeps its value.
   ASSERT_WARNING(g_object_set(e, "max-shape", "Input.1=4xq", nullptr));
   gchar* v = nullptr;
@@ -164,7 +132,7 @@ GST_START_TEST(test_max_shape_property) {
   std::vector<float> x{1, 2, 3, 4, 0, 1, 0, 1, 2, 2, 2, 2};
   push_and_check(h, aligned_buffer(x), x, 0);
   // A bounded and an unbounded instance do not share a factory (its plans differ).
-  GstElement* plain = make_infer("matmul_dyn.onnx");
+  GstElement* plain = make_infer(model_path("matmul_dyn.onnx"));
   GstHarness* hp = gst_harness_new_with_element(plain, "sink_input_1", "src_scores");
   gst_harness_set_src_caps_str(hp, "tensor/x-raw, dtype=float32, shape=(int)<3,4>");
   gst_harness_play(hp);
@@ -182,7 +150,7 @@ GST_START_TEST(test_max_shape_property) {
 GST_END_TEST;
 
 GST_START_TEST(test_caps_beyond_max_shape_are_refused) {
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   g_object_set(e, "max-shape", "Input.1=4x4", nullptr);
   GstBus* bus = gst_bus_new();
   gst_element_set_bus(e, bus);
@@ -235,7 +203,7 @@ GST_START_TEST(test_bound_from_upstream_caps) {
   gst_sample_unref(s);
   fail_unless_equals_uint64(prop_u64(inf, "input-copies"), 0);
 
-  GstElement* explicit_bound = make_infer("matmul_dyn.onnx");
+  GstElement* explicit_bound = make_infer(model_path("matmul_dyn.onnx"));
   g_object_set(explicit_bound, "max-shape", "Input.1=8x4", nullptr);
   GstHarness* h = gst_harness_new_with_element(explicit_bound, "sink_input_1", "src_scores");
   gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<2,4>");
@@ -261,7 +229,7 @@ GST_START_TEST(test_large_outputs_are_page_mapped) {
   // 22000 rows of 4 -> 22000 x 3 floats = 264000 bytes: past the 256 KiB from which an output
   // frame is its own mapping (unmapped when freed), so its data starts on a page.
   constexpr int kRows = 22000;
-  GstElement* e = make_infer("matmul_dyn.onnx");
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
   GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
   gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<22000,4>");
   gst_harness_play(h);
