@@ -36,10 +36,12 @@
 #include <atomic>
 #include <cassert>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <type_traits>
 #include <utility>
@@ -61,35 +63,71 @@ enum class Push {
 };
 
 // A move-only value of any type; destroying the Payload destroys the value. get<T>() must name
-// the type it was made from.
+// the type it was made from. Held inline (no allocation per buffer): the plugin's queue items
+// are a buffer reference and its caps' tensor description.
 class Payload {
  public:
+  static constexpr std::size_t kInlineBytes = 192;
+
   Payload() = default;
   template <class T>
-  requires(!std::is_same_v<T, Payload>) explicit Payload(T value)
-      : box_(std::make_unique<Box<T>>(std::move(value))) {}
+  requires(!std::is_same_v<std::decay_t<T>, Payload>) explicit Payload(T value) {
+    static_assert(sizeof(T) <= kInlineBytes && alignof(T) <= alignof(std::max_align_t) &&
+                      std::is_nothrow_move_constructible_v<T>,
+                  "a Payload holds values of at most kInlineBytes that move without throwing");
+    ::new (static_cast<void*>(bytes_)) T(std::move(value));
+    ops_ = &kOps<T>;
+  }
+  Payload(Payload&& o) noexcept { take(o); }
+  Payload& operator=(Payload&& o) noexcept {
+    if (this != &o) {
+      reset();
+      take(o);
+    }
+    return *this;
+  }
+  Payload(const Payload&) = delete;
+  Payload& operator=(const Payload&) = delete;
+  ~Payload() { reset(); }
 
   template <class T>
   [[nodiscard]] T& get() {
-    assert(dynamic_cast<Box<T>*>(box_.get()) != nullptr);
-    return static_cast<Box<T>&>(*box_).value;
+    assert(ops_ == &kOps<T>);
+    return *std::launder(reinterpret_cast<T*>(bytes_));
   }
   template <class T>
   [[nodiscard]] const T& get() const {
     return const_cast<Payload*>(this)->get<T>();
   }
-  [[nodiscard]] bool empty() const { return box_ == nullptr; }
+  [[nodiscard]] bool empty() const { return ops_ == nullptr; }
 
  private:
-  struct Base {
-    virtual ~Base() = default;
+  // How to move and destroy the held type; its address also tells the type.
+  struct Ops {
+    void (*move)(void* to, void* from) noexcept;
+    void (*destroy)(void* value) noexcept;
   };
   template <class T>
-  struct Box final : Base {
-    explicit Box(T v) : value(std::move(v)) {}
-    T value;
-  };
-  std::unique_ptr<Base> box_;
+  static constexpr Ops kOps{[](void* to, void* from) noexcept {
+                              ::new (to) T(std::move(*static_cast<T*>(from)));
+                              static_cast<T*>(from)->~T();
+                            },
+                            [](void* value) noexcept { static_cast<T*>(value)->~T(); }};
+
+  void take(Payload& o) noexcept {
+    if (o.ops_ == nullptr) return;
+    o.ops_->move(bytes_, o.bytes_);
+    ops_ = o.ops_;
+    o.ops_ = nullptr;
+  }
+  void reset() noexcept {
+    if (ops_ == nullptr) return;
+    ops_->destroy(bytes_);
+    ops_ = nullptr;
+  }
+
+  alignas(std::max_align_t) std::byte bytes_[kInlineBytes];
+  const Ops* ops_ = nullptr;
 };
 
 class StreamRunner {
