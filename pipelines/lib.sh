@@ -44,14 +44,19 @@ show() {
 }
 
 # launch FRAMES PIPELINE [WHAT]: shows and runs the pipeline, then prints the frame rate: FRAMES
-# / wall time of the whole run. Startup (plugin scan, reading the cached model) is included, so
-# short runs understate the steady rate.
+# / wall time of the whole run. FRAMES may be @FILE: the frames are then counted after the run as
+# the lines of FILE (a JSON results file, one line per frame), so a user's video of any length is
+# reported for what was actually read. Startup (plugin scan, reading the cached model) is
+# included, so short runs understate the steady rate.
 launch() {
   local frames=$1 desc=$2 what=${3:-} t0 t1
   show "$desc"
   t0=$(date +%s%N)
   run "$desc"
   t1=$(date +%s%N)
+  if [ "${frames#@}" != "$frames" ]; then
+    frames=$(wc -l <"${frames#@}")
+  fi
   awk -v n="$frames" -v ns=$((t1 - t0)) -v what="$what" \
     'BEGIN { printf "fps: %.1f (%d frames%s; %.2f s wall time, startup included)\n", n / (ns / 1e9), n, what, ns / 1e9 }'
 }

@@ -70,9 +70,8 @@ if [ -n "$frame" ]; then
 fi
 desc="filesrc location=$input ! decodebin ! videoconvert ! video/x-raw,format=RGB
   ! $cascade ! weaveoverlay ! $sink"
-count=$frames
-$image && count=1
-launch "$count" "$desc" ", 3 models each"
+# The frames read are the JSON lines weavemeta wrote (one per frame), whatever the input's length.
+launch "@$results" "$desc" ", 3 models each"
 [ "$annotated" != none ] && echo "annotated: $annotated"
 if [ -n "$frame" ]; then
   pngs=("$frames_dir"/*.png)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates every picture in docs/images/:
+#  - architecture.png, frame_path.png: docs/architecture.md's pictures, from docs/images/src/*.dot;
 #  - ocr_frame.png: a frame from the middle of the quick start's video, annotated by the OCR
 #    cascade (runs scripts/quickstart.sh, which also installs and builds what is missing);
 #  - graph_*.png: the graphs of the example pipelines in docs/elements.md, as GStreamer dumps them
@@ -12,6 +13,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 images=docs/images
 mkdir -p "$images"
+
+# The architecture pictures of docs/architecture.md, from their graphviz sources.
+for src in "$images"/src/*.dot; do
+  dot -Tpng -Gdpi=80 "$src" -o "$images/$(basename "$src" .dot).png"
+  echo "$images/$(basename "$src" .dot).png"
+done
 
 echo "== quick start (log: build/quickstart/quickstart.log)"
 mkdir -p build/quickstart
