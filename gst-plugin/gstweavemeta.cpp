@@ -74,6 +74,7 @@ enum {
   PROP_SCORE_THRESHOLD,
   PROP_IOU_THRESHOLD,
   PROP_MAX_DETECTIONS,
+  PROP_CLASS_AGNOSTIC,
   PROP_ANGLE_THRESHOLD,
   PROP_JSON,
   PROP_FRAMES,
@@ -81,6 +82,7 @@ enum {
   PROP_RESULTS,
   PROP_DROPPED,
   PROP_MEAN_MS,
+  PROP_DECODE_MS,
 };
 
 constexpr GstWeaveMetaMode kDefaultMode = GST_WEAVE_META_MODE_DB;
@@ -98,6 +100,8 @@ struct MetaState {
   // Per run
   std::unique_ptr<wv::Decoder> decoder;
   wv::JsonLineWriter json_out;
+  wv::RegionLines json_lines;           // the arrays each JSON line carries (core/vision/json.h)
+  weave::stream::WorkTime decode_work;  // the decoder's share of the work, for decode-ms
   GstVideoInfo video_info{};
   bool video_ok = false;
   weave::caps::CapsTensor tensor;
@@ -174,6 +178,22 @@ std::optional<uint64_t> pts_of(GstBuffer* b) {
 
 }  // namespace
 
+// The JSON arrays this element's regions go into, on every line whatever the frame holds.
+static wv::RegionKeys made_keys(const MetaState& s) {
+  switch (s.mode) {
+    case GST_WEAVE_META_MODE_DB:
+    case GST_WEAVE_META_MODE_ANGLE:
+    case GST_WEAVE_META_MODE_CTC:
+      return wv::RegionKeys{true, false};
+    case GST_WEAVE_META_MODE_YOLO:
+    case GST_WEAVE_META_MODE_YOLOV8:
+    case GST_WEAVE_META_MODE_SSD:
+      return wv::RegionKeys{false, true};
+    default:  // classification: of the regions its roi-type picks
+      return wv::RegionKeys{s.roi_type == "text", !s.roi_type.empty() && s.roi_type != "text"};
+  }
+}
+
 static gboolean gst_weave_meta_start(GstAggregator* agg) {
   MetaState& s = st(agg);
   std::unique_lock lock(s.lock);
@@ -207,10 +227,12 @@ static gboolean gst_weave_meta_start(GstAggregator* agg) {
     return FALSE;
   }
   s.decoder = std::move(*decoder);
+  s.json_lines = wv::RegionLines(made_keys(s));
   s.video_ok = false;
   s.tensor_ok = false;
   clear_pending(s);
   s.work.reset();
+  s.decode_work.reset();
   s.regions = 0;
   s.results = 0;
   s.dropped = 0;
@@ -319,7 +341,9 @@ static bool take_tensor(GstAggregator* agg, MetaState& s, GstBuffer* tensor, Gst
       ctx.input_height = origin->input_height;
       ctx.geometry = origin->geometry;
     }
+    const auto t0 = weave::stream::WorkTime::Clock::now();
     result = s.decoder->decode(weave::ConstTensorView{data, s.tensor.dtype, s.tensor.dims}, ctx);
+    s.decode_work.add_since(t0);
   }
   gst_buffer_unmap(tensor, &map);
   if (!result) {
@@ -366,10 +390,11 @@ static GstFlowReturn finish_frame(GstAggregator* agg, MetaState& s) {
   s.regions += s.found.size();
   s.results += s.rows.size();
   s.work.count_frame();
+  s.decode_work.count_frame();
   clear_pending(s);
   if (s.json_out.active()) {
     const auto regions = weave::caps::read_regions(frame);
-    if (auto w = s.json_out.write(wv::regions_json_line(pts_of(frame), regions)); !w) {
+    if (auto w = s.json_out.write(s.json_lines.line(pts_of(frame), regions)); !w) {
       gst_buffer_unref(frame);
       GST_ELEMENT_ERROR(agg, RESOURCE, WRITE, ("weavemeta: %s", w.message().c_str()), (nullptr));
       return GST_FLOW_ERROR;
@@ -487,6 +512,9 @@ static void gst_weave_meta_set_property(GObject* object, guint prop_id, const GV
     case PROP_MAX_DETECTIONS:
       s.options.boxes.max_detections = g_value_get_int(value);
       break;
+    case PROP_CLASS_AGNOSTIC:
+      s.options.boxes.class_agnostic = g_value_get_boolean(value);
+      break;
     case PROP_ANGLE_THRESHOLD:
       s.options.angle_threshold = static_cast<float>(g_value_get_double(value));
       break;
@@ -516,6 +544,9 @@ static void gst_weave_meta_get_property(GObject* object, guint prop_id, GValue* 
       return;
     case PROP_MEAN_MS:
       g_value_set_double(value, s.work.mean_ms());
+      return;
+    case PROP_DECODE_MS:
+      g_value_set_double(value, s.decode_work.mean_ms());
       return;
     default:
       break;
@@ -555,6 +586,9 @@ static void gst_weave_meta_get_property(GObject* object, guint prop_id, GValue* 
       break;
     case PROP_MAX_DETECTIONS:
       g_value_set_int(value, s.options.boxes.max_detections);
+      break;
+    case PROP_CLASS_AGNOSTIC:
+      g_value_set_boolean(value, s.options.boxes.class_agnostic);
       break;
     case PROP_ANGLE_THRESHOLD:
       g_value_set_double(value, s.options.angle_threshold);
@@ -662,8 +696,17 @@ static void gst_weave_meta_class_init(GstWeaveMetaClass* klass) {
           defaults.boxes.iou_threshold, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_MAX_DETECTIONS,
-      g_param_spec_int("max-detections", "Max detections", "yolo, yolov8, ssd: boxes per frame at most", 1,
-                       100000, defaults.boxes.max_detections, rw_ready));
+      g_param_spec_int(
+          "max-detections", "Max detections",
+          "yolo, yolov8, ssd: boxes per frame at most, counting only boxes in the frame after NMS", 1, 100000,
+          defaults.boxes.max_detections, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_CLASS_AGNOSTIC,
+      g_param_spec_boolean(
+          "class-agnostic", "Class-agnostic NMS",
+          "yolo, yolov8, ssd: NMS across classes (a box overlapping a better one of any class "
+          "goes), instead of within each class",
+          defaults.boxes.class_agnostic, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_ANGLE_THRESHOLD,
       g_param_spec_double("angle-threshold", "Angle threshold",
@@ -695,6 +738,12 @@ static void gst_weave_meta_class_init(GstWeaveMetaClass* klass) {
       g_param_spec_double("mean-ms", "Mean time",
                           "Mean time per frame spent decoding and attaching results, in milliseconds", 0,
                           G_MAXDOUBLE, 0, ro));
+  g_object_class_install_property(
+      gobject_class, PROP_DECODE_MS,
+      g_param_spec_double("decode-ms", "Mean decode time",
+                          "Mean time per frame the decoder spends turning the tensors into results (for the "
+                          "detector modes: scores, mapping to the frame and NMS), in milliseconds",
+                          0, G_MAXDOUBLE, 0, ro));
 
   gst_element_class_add_static_pad_template_with_gtype(element_class, &video_template,
                                                        GST_TYPE_AGGREGATOR_PAD);

@@ -21,6 +21,10 @@ float overlap(const Candidate& a, const Candidate& b) {
   return uni <= 0 ? 0.0f : inter / uni;
 }
 
+Quad quad_of_corners(const Candidate& c) {
+  return Quad{Point{c.x0, c.y0}, Point{c.x1, c.y0}, Point{c.x1, c.y1}, Point{c.x0, c.y1}};
+}
+
 const char* format_name(BoxFormat f) {
   switch (f) {
     case BoxFormat::yolo:
@@ -41,15 +45,29 @@ std::vector<int> non_max_suppression(std::span<const Candidate> c, float iou_thr
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return c[a].score > c[b].score; });
   std::vector<int> kept;
+  if (max_detections <= 0) return kept;
+  // Each candidate, best first, is compared only with the kept boxes it can suppress: those of
+  // its class (per-class NMS keeps one list per class), so tens of thousands of candidates cost
+  // candidates x kept-of-one-class overlaps, and the walk stops at max_detections.
+  std::vector<std::vector<int>> by_class;
+  std::vector<int> all;
   for (int i : order) {
-    if (static_cast<int>(kept.size()) >= max_detections) break;
+    std::vector<int>* group = &all;
+    if (!class_agnostic) {
+      const auto cls = static_cast<std::size_t>(std::max(c[i].class_id, 0));
+      if (cls >= by_class.size()) by_class.resize(cls + 1);
+      group = &by_class[cls];
+    }
     bool keep = true;
-    for (int k : kept)
-      if ((class_agnostic || c[k].class_id == c[i].class_id) && overlap(c[k], c[i]) > iou_threshold) {
+    for (int k : *group)
+      if (overlap(c[k], c[i]) > iou_threshold) {
         keep = false;
         break;
       }
-    if (keep) kept.push_back(i);
+    if (!keep) continue;
+    group->push_back(i);
+    kept.push_back(i);
+    if (static_cast<int>(kept.size()) >= max_detections) break;
   }
   return kept;
 }
@@ -76,29 +94,54 @@ Expected<std::vector<Region>> decode_boxes(BoxFormat format, const ConstTensorVi
   WEAVE_TRY(check_box_tensor(format, t.dtype, t.dims));
   if (t.data == nullptr) return make_error(format_name(format), ": the tensor has no data");
   const float* v = t.as<float>();
+  // Candidates in frame pixels, clipped to the frame; a box with nothing left in the frame (in
+  // a letterbox's padding, or off the frame) is dropped here, before NMS and the cap, so that
+  // boxes nobody can see never use up max_detections.
+  const auto fw = static_cast<float>(std::max(frame_width, 0)),
+             fh = static_cast<float>(std::max(frame_height, 0));
   std::vector<Candidate> cand;
-  auto add_center = [&](float cx, float cy, float w, float h, float score, int cls) {
-    if (!(score >= o.score_threshold) || !std::isfinite(cx + cy + w + h)) return;
-    cand.push_back({cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, score, cls});
+  auto add = [&](float x0, float y0, float x1, float y1, float score, int cls) {
+    if (!(score >= o.score_threshold) || !std::isfinite(x0 + y0 + x1 + y1)) return;
+    const Point a = to_frame({x0, y0}, geometry), b = to_frame({x1, y1}, geometry);
+    const Candidate f{std::clamp(std::min(a.x, b.x), 0.0f, fw),
+                      std::clamp(std::min(a.y, b.y), 0.0f, fh),
+                      std::clamp(std::max(a.x, b.x), 0.0f, fw),
+                      std::clamp(std::max(a.y, b.y), 0.0f, fh),
+                      score,
+                      cls};
+    if (!(f.x1 > f.x0 && f.y1 > f.y0)) return;
+    cand.push_back(f);
   };
   if (format == BoxFormat::yolo) {
     const int64_t n = t.dims[1], stride = t.dims[2];
     for (int64_t i = 0; i < n; ++i) {
       const float* r = v + i * stride;
-      const float* best = std::max_element(r + 5, r + stride);
-      add_center(r[0], r[1], r[2], r[3], r[4] * *best, static_cast<int>(best - (r + 5)));
+      // Score: objectness times the best class score. The best score first (a loop the
+      // compiler vectorizes), its class only for the few rows that pass the threshold.
+      float best = r[5];
+      for (int64_t j = 6; j < stride; ++j) best = r[j] > best ? r[j] : best;
+      if (!(r[4] * best >= o.score_threshold)) continue;
+      const auto cls = static_cast<int>(std::find(r + 5, r + stride, best) - (r + 5));
+      add(r[0] - r[2] / 2, r[1] - r[3] / 2, r[0] + r[2] / 2, r[1] + r[3] / 2, r[4] * best, cls);
     }
   } else if (format == BoxFormat::yolov8) {
+    // Columns: the best class of every box, found row by row (contiguous reads) rather than
+    // down each column.
     const int64_t rows = t.dims[1], n = t.dims[2];
-    for (int64_t i = 0; i < n; ++i) {
-      int cls = 0;
-      float best = -INFINITY;
-      for (int64_t c = 4; c < rows; ++c)
-        if (v[c * n + i] > best) {
-          best = v[c * n + i];
-          cls = static_cast<int>(c - 4);
+    std::vector<float> best(v + 4 * n, v + 5 * n);
+    std::vector<int> cls(static_cast<std::size_t>(n), 0);
+    for (int64_t c = 5; c < rows; ++c) {
+      const float* row = v + c * n;
+      for (int64_t i = 0; i < n; ++i)
+        if (row[i] > best[static_cast<std::size_t>(i)]) {
+          best[static_cast<std::size_t>(i)] = row[i];
+          cls[static_cast<std::size_t>(i)] = static_cast<int>(c - 4);
         }
-      add_center(v[i], v[n + i], v[2 * n + i], v[3 * n + i], best, cls);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const float cx = v[i], cy = v[n + i], w = v[2 * n + i], h = v[3 * n + i];
+      add(cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2, best[static_cast<std::size_t>(i)],
+          cls[static_cast<std::size_t>(i)]);
     }
   } else {
     const int64_t n = t.dims[2];
@@ -107,17 +150,15 @@ Expected<std::vector<Region>> decode_boxes(BoxFormat format, const ConstTensorVi
     for (int64_t i = 0; i < n; ++i) {
       const float* r = v + i * 7;
       if (r[0] < 0) break;
-      if (!(r[2] >= o.score_threshold) || !std::isfinite(r[1] + r[3] + r[4] + r[5] + r[6])) continue;
-      cand.push_back({r[3] * iw, r[4] * ih, r[5] * iw, r[6] * ih, r[2], static_cast<int>(r[1])});
+      if (!std::isfinite(r[1])) continue;
+      add(r[3] * iw, r[4] * ih, r[5] * iw, r[6] * ih, r[2], static_cast<int>(r[1]));
     }
   }
   std::vector<Region> out;
   for (int k : non_max_suppression(cand, o.iou_threshold, o.max_detections, o.class_agnostic)) {
     const Candidate& c = cand[static_cast<std::size_t>(k)];
-    const Point a = to_frame({c.x0, c.y0}, geometry), b = to_frame({c.x1, c.y1}, geometry);
     Region r;
-    r.box = bounding_box(Quad{a, Point{b.x, a.y}, b, Point{a.x, b.y}}, frame_width, frame_height);
-    if (r.box.empty()) continue;
+    r.box = bounding_box(quad_of_corners(c), frame_width, frame_height);
     r.score = c.score;
     r.class_id = c.class_id;
     r.label = c.class_id >= 0 && static_cast<std::size_t>(c.class_id) < labels.size()

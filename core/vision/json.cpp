@@ -86,7 +86,8 @@ std::string to_json_line(std::optional<std::uint64_t> pts_ns, const DecodeResult
   return out + "}";
 }
 
-std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<const Region> regions) {
+std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<const Region> regions,
+                              const RegionKeys& keys) {
   // Classifications of a region, when it has any.
   auto classes = [](const Region& r) {
     if (r.classes.empty()) return std::string();
@@ -120,9 +121,17 @@ std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<con
   }
   std::string out = "{\"pts\":";
   out += pts_ns ? std::to_string(*pts_ns) : "null";
-  out += ",\"texts\":[" + texts + "]";
-  if (!objects.empty()) out += ",\"objects\":[" + objects + "]";
+  if (keys.texts || !texts.empty()) out += ",\"texts\":[" + texts + "]";
+  if (keys.objects || !objects.empty()) out += ",\"objects\":[" + objects + "]";
   return out + "}";
+}
+
+std::string RegionLines::line(std::optional<std::uint64_t> pts_ns, std::span<const Region> regions) {
+  for (const Region& r : regions) {
+    keys_.texts = keys_.texts || r.type == "text";
+    keys_.objects = keys_.objects || r.type != "text";
+  }
+  return regions_json_line(pts_ns, regions, keys_);
 }
 
 Status JsonLineWriter::open(const std::string& target) {

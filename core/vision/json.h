@@ -6,7 +6,11 @@
 //    "objects", each box as its four corners in frame pixels (clockwise from top-left):
 //    {"pts":0,"texts":[{"text":"Invoice","score":0.98,"box":[[10,20],[90,20],[90,44],[10,44]]}],
 //     "objects":[{"label":"dog","class_id":16,"score":0.8,"box":[...],"classes":[...]}]}
-//    "texts" is always there (empty for a frame without text), "objects" only when there are.
+//    Which of the two arrays a line carries depends on what the pipeline makes, not on the
+//    frame: RegionLines writes an array on every frame (empty when the frame has none) once the
+//    stream can have such regions: from the first line when the writing element makes them (a
+//    detector's "objects", a text detector's or reader's "texts"), else from the first frame
+//    that had one. So a consumer can tell "no objects on this frame" from "not a detector".
 #pragma once
 
 #include <cstdint>
@@ -26,9 +30,27 @@ namespace weave::vision {
 [[nodiscard]] std::string json_string(std::string_view s);
 // One line (no trailing newline). An unknown pts prints as null, non-finite scores as null.
 [[nodiscard]] std::string to_json_line(std::optional<std::uint64_t> pts_ns, const DecodeResult& result);
-// One line for the regions of a frame (no trailing newline).
+// Which arrays a line of regions carries.
+struct RegionKeys {
+  bool texts = false;
+  bool objects = false;
+};
+
+// One line for the regions of a frame (no trailing newline), with the arrays `keys` asks for
+// and any other the regions need.
 [[nodiscard]] std::string regions_json_line(std::optional<std::uint64_t> pts_ns,
-                                            std::span<const Region> regions);
+                                            std::span<const Region> regions, const RegionKeys& keys);
+
+// The lines of one stream: the arrays the writing element makes from the first line, and every
+// array from the first frame that needed it on (see the top of this file).
+class RegionLines {
+ public:
+  explicit RegionLines(RegionKeys made = {}) : keys_(made) {}
+  [[nodiscard]] std::string line(std::optional<std::uint64_t> pts_ns, std::span<const Region> regions);
+
+ private:
+  RegionKeys keys_;
+};
 
 // Where the lines of an element go: nowhere, stdout, or a file truncated when opened. Each line
 // is flushed as it is written, so a reader sees whole frames.

@@ -259,11 +259,30 @@ BOOST_AUTO_TEST_CASE(json_line_of_regions_lists_texts_and_objects) {
   dog.box = {0, 0, 10, 10};
   dog.classes.push_back({"breed", 3, "husky", 0.5f});
   BOOST_TEST(
-      wv::regions_json_line(40u, std::vector<wv::Region>{t, unread, dog}) ==
+      wv::regions_json_line(40u, std::vector<wv::Region>{t, unread, dog}, {}) ==
       "{\"pts\":40,\"texts\":[{\"text\":\"say \\\"hi\\\"\",\"score\":0.5,\"box\":[[1,2],[4,2],[4,6],[1,6]]},"
       "{\"score\":0.25,\"box\":[[0,0],[2,0],[2,2],[0,2]]}],\"objects\":[{\"label\":\"dog\",\"class_id\":16,"
       "\"score\":0.75,\"box\":[[0,0],[10,0],[10,10],[0,10]],\"classes\":[{\"name\":\"breed\",\"class_id\":3,"
       "\"label\":\"husky\",\"score\":0.5}]}]}");
-  // A frame without regions still has its line, with an empty list.
-  BOOST_TEST(wv::regions_json_line(std::nullopt, {}) == "{\"pts\":null,\"texts\":[]}");
+  // A frame without regions still has its line, with the lists asked for, empty.
+  BOOST_TEST(wv::regions_json_line(std::nullopt, {}, {}) == "{\"pts\":null}");
+  BOOST_TEST(wv::regions_json_line(std::nullopt, {}, {true, false}) == "{\"pts\":null,\"texts\":[]}");
+}
+
+BOOST_AUTO_TEST_CASE(a_streams_lines_keep_their_arrays) {
+  // A detector's lines carry "objects" from the first frame, empty when nothing was found, and
+  // never "texts"; a stream's text regions make "texts" appear and stay.
+  wv::RegionLines detector({false, true});
+  wv::Region dog;
+  dog.type = dog.label = "dog";
+  dog.box = {0, 0, 4, 4};
+  BOOST_TEST(detector.line(0u, {}) == "{\"pts\":0,\"objects\":[]}");
+  BOOST_TEST(detector.line(1u, std::vector<wv::Region>{dog}).find("\"objects\":[{\"label\":\"dog\"") !=
+             std::string::npos);
+  BOOST_TEST(detector.line(2u, {}) == "{\"pts\":2,\"objects\":[]}");
+  wv::RegionLines sticky;
+  BOOST_TEST(sticky.line(0u, {}) == "{\"pts\":0}");
+  BOOST_TEST(sticky.line(1u, std::vector<wv::Region>{box_region(0, {1, 1, 2, 2})}).find("\"texts\":[{") !=
+             std::string::npos);
+  BOOST_TEST(sticky.line(2u, {}) == "{\"pts\":2,\"texts\":[]}");
 }
