@@ -367,6 +367,9 @@ class SequenceLowering {
 
   // SplitToSequence -> Split into as many outputs as the split input or the axis's dim tells,
   // then (keepdims=0, no split input) Squeeze of each.
+  // A sequence is lowered into one tensor per element: at most this many.
+  static constexpr int64_t kMaxParts = 4096;
+
   Status split(Node& n, const std::string& label, const std::map<int32_t, std::string>& names,
                std::size_t id) {
     if (n.inputs.empty() || n.inputs[0] == kNoValue) return make_error(label, ": needs an input");
@@ -388,7 +391,9 @@ class SequenceLowering {
       if (auto chunk = const_int(g_, n.inputs[1]); chunk && sv.shape.empty()) {
         if (*chunk <= 0 || dim < 0)
           return make_error(label, ": a scalar split needs a positive chunk and a known dim");
-        parts = (dim + *chunk - 1) / *chunk;
+        parts = dim / *chunk + (dim % *chunk != 0 ? 1 : 0);  // no dim + chunk: both can be near 2^63
+        if (parts > kMaxParts)
+          return make_error(label, ": splits into ", parts, " tensors (1 to ", kMaxParts, ")");
         std::vector<int64_t> chunks(static_cast<std::size_t>(parts), *chunk);
         chunks.back() = dim - *chunk * (parts - 1);
         s.attrs.set("split", std::move(chunks));
@@ -410,7 +415,8 @@ class SequenceLowering {
       if (dim < 0) return make_error(label, ": the dim to split along must be known");
       parts = dim;
     }
-    if (parts < 1 || parts > 4096) return make_error(label, ": splits into ", parts, " tensors (1 to 4096)");
+    if (parts < 1 || parts > kMaxParts)
+      return make_error(label, ": splits into ", parts, " tensors (1 to ", kMaxParts, ")");
     std::vector<int32_t> items;
     for (int64_t i = 0; i < parts; ++i) s.outputs.push_back(fresh(x));
     items = s.outputs;
