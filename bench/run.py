@@ -198,7 +198,7 @@ class Runner:
                                  self.shape_args(name) + common + ['--json'], timeout=1800)[-1]
         if runtime == 'ort':
             if not self.ort_node:
-                raise RunError('onnxruntime-node not found (run /work/shared/peers/setup.sh or set ORT_NODE)')
+                raise RunError('onnxruntime-node not found (run bench/install_peers.sh or set ORT_NODE)')
             return self.json_run(['node', os.path.join(ROOT, 'bench/ort_latency.js'), self.path(name)] +
                                  self.ort_specs(name) + common, timeout=1800)[0]
         script = [PYTHON, os.path.join(ROOT, 'bench/py_latency.py'), runtime, self.path(name)] + self.ort_specs(name)
@@ -293,7 +293,7 @@ class Runner:
             log('streams round %d' % (r + 1), name, 'ONNX Runtime')
             try:
                 if not self.ort_node:
-                    raise RunError('onnxruntime-node not found (run /work/shared/peers/setup.sh or set ORT_NODE)')
+                    raise RunError('onnxruntime-node not found (run bench/install_peers.sh or set ORT_NODE)')
                 res['ort'].append(self.json_run(['node', os.path.join(ROOT, 'bench/ort_streams.js'), self.path(name),
                                                  str(STREAMS)] + self.ort_specs(name) + ['--frames', frames])[0])
             except RunError as e:
@@ -679,8 +679,7 @@ def streams_table(name, res, ort_error):
 
 
 def find_ort():
-    cands = [os.environ.get('ORT_NODE'), '/tmp/weave-peers/node_modules/onnxruntime-node',
-             os.path.join(ROOT, 'third_party/npm/node_modules/onnxruntime-node')]
+    cands = [os.environ.get('ORT_NODE'), os.path.join(ROOT, 'third_party/npm/node_modules/onnxruntime-node')]
     for c in cands:
         if c and os.path.exists(os.path.join(c, 'package.json')) and shutil.which('node'):
             return c
@@ -697,7 +696,7 @@ def main():
     ort = find_ort()
     if not ort:
         log('ONNX Runtime (onnxruntime-node) not found: ORT columns stay empty. '
-            'Install it with /work/shared/peers/setup.sh or set ORT_NODE.')
+            'Install it with bash bench/install_peers.sh or set ORT_NODE.')
     r = Runner(build, a.quick, ort)
     only = a.only.split(',')
     unknown = [o for o in only if o not in SECTIONS]

@@ -2,7 +2,7 @@
 # Runs every benchmark of docs/performance.md and writes build/bench/results.md + results.json.
 #   bash bench/run.sh [--quick] [--build DIR] [--only memory,setup,artifact,latency,pipeline,streams]
 # Builds what it needs first (release build; -j1 because the machines are shared). ONNX Runtime
-# comes from ORT_NODE, else /tmp/weave-peers/node_modules/onnxruntime-node (peers/setup.sh);
+# comes from ORT_NODE, else third_party/npm (bench/install_peers.sh, run here when it is missing);
 # OpenCV DNN, PyTorch and matplotlib from Debian (scripts/install-deps.sh). A missing peer leaves
 # its columns empty, with the reason.
 set -euo pipefail
@@ -16,6 +16,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 cd "$root"
+[ -n "${ORT_NODE:-}" ] || bash bench/install_peers.sh || echo "bench: ONNX Runtime could not be installed" >&2
 [ -d "$build" ] || meson setup "$build"
 targets=(tools/weave bench/bench_instances bench/bench_artifact)
 # Optional parts: the GStreamer benches (need the plugin), the FMA peak (needs the fast kernels)

