@@ -392,7 +392,7 @@ class SequenceLowering {
         if (*chunk <= 0 || dim < 0)
           return make_error(label, ": a scalar split needs a positive chunk and a known dim");
         parts = dim / *chunk + (dim % *chunk != 0 ? 1 : 0);  // no dim + chunk: both can be near 2^63
-        if (parts > kMaxParts)
+        if (parts < 1 || parts > kMaxParts)
           return make_error(label, ": splits into ", parts, " tensors (1 to ", kMaxParts, ")");
         std::vector<int64_t> chunks(static_cast<std::size_t>(parts), *chunk);
         chunks.back() = dim - *chunk * (parts - 1);
