@@ -178,22 +178,6 @@ std::optional<uint64_t> pts_of(GstBuffer* b) {
 
 }  // namespace
 
-// The JSON arrays this element's regions go into, on every line whatever the frame holds.
-static wv::RegionKeys made_keys(const MetaState& s) {
-  switch (s.mode) {
-    case GST_WEAVE_META_MODE_DB:
-    case GST_WEAVE_META_MODE_ANGLE:
-    case GST_WEAVE_META_MODE_CTC:
-      return wv::RegionKeys{true, false};
-    case GST_WEAVE_META_MODE_YOLO:
-    case GST_WEAVE_META_MODE_YOLOV8:
-    case GST_WEAVE_META_MODE_SSD:
-      return wv::RegionKeys{false, true};
-    default:  // classification: of the regions its roi-type picks
-      return wv::RegionKeys{s.roi_type == "text", !s.roi_type.empty() && s.roi_type != "text"};
-  }
-}
-
 static gboolean gst_weave_meta_start(GstAggregator* agg) {
   MetaState& s = st(agg);
   std::unique_lock lock(s.lock);
@@ -227,7 +211,7 @@ static gboolean gst_weave_meta_start(GstAggregator* agg) {
     return FALSE;
   }
   s.decoder = std::move(*decoder);
-  s.json_lines = wv::RegionLines(made_keys(s));
+  s.json_lines = wv::RegionLines(wv::keys_for(s.decoder->result_regions(), s.roi_type));
   s.video_ok = false;
   s.tensor_ok = false;
   clear_pending(s);

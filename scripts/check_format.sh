@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mapfile -t files < <(find core caps gst-plugin tools tests bench fuzz pipelines docs \
   \( -name '*.cpp' -o -name '*.h' \) -not -path '*/build*' | sort)
-bad=$(clang-format --dry-run --Werror "${files[@]}" 2>&1 | sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error:.*/\1/p' | sort -u)
+# clang-format exits non-zero on the first badly formatted file: the list is what counts.
+bad=$({ clang-format --dry-run --Werror "${files[@]}" 2>&1 || true; } |
+  sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error:.*/\1/p' | sort -u)
 if [ -n "$bad" ]; then
   echo "not formatted with .clang-format (fix: clang-format -i FILE):"
   echo "$bad"

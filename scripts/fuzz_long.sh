@@ -34,6 +34,7 @@ for t in "${targets[@]}"; do corpus_of[$t]="$dir/corpus/$t"; done
 run_one() {
   local t=$1 w pids=() status=0
   mkdir -p "$dir/corpus/$t"
+  rm -f "$logs/$t".*.log  # an earlier run's workers
   local inputs=("$seeds/${seed_dir[$t]}")
   [ ! -d "tests/fuzz/${seed_dir[$t]}" ] || inputs+=("tests/fuzz/${seed_dir[$t]}")
   local runs=$total_runs

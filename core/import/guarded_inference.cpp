@@ -167,7 +167,8 @@ void check_input_dims(Ctx& ctx) {
     for (const auto& d : ctx.getInputType(i)->tensor_type().shape().dim()) {
       if (!d.has_dim_value()) continue;
       const int64_t v = d.dim_value();
-      if (v < 0) refuse("input ", i, " has a negative dim ", v);
+      // Some converters write -1 for a dynamic dim; the importer reads it so, libonnx would not.
+      if (v < 0) throw Skip("a negative dim");
       if (v != 0 && product > kMaxElements / v) refuse("input ", i, " has more than 2^48 elements");
       product *= v;
     }
@@ -199,13 +200,14 @@ void check_window_op(Ctx& ctx, const onnx::OpSchema& schema) {
   if (rank < 0) return;  // libonnx returns early without a shape
   if (rank < 3) refuse("input rank ", rank, " is below 3");
   const int spatial = rank - 2;
+  // An empty list is the default (libonnx checks its length itself and fails cleanly).
   for (const char* name : {"kernel_shape", "strides", "dilations", "output_padding", "output_shape"}) {
     const int n = ints_length(ctx, name);
-    if (n >= 0 && n != spatial && !(std::string(name) == "output_shape" && n == rank))
+    if (n > 0 && n != spatial && !(std::string(name) == "output_shape" && n == rank))
       refuse("attribute ", name, " has ", n, " values for ", spatial, " spatial dims");
   }
   const int pads = ints_length(ctx, "pads");
-  if (pads >= 0 && pads != 2 * spatial)
+  if (pads > 0 && pads != 2 * spatial)
     refuse("attribute pads has ", pads, " values for ", spatial, " spatial dims");
   constexpr int64_t kMaxWindow = int64_t{1} << 31;
   check_ints_range(ctx, "strides", 1, kMaxWindow);

@@ -24,8 +24,8 @@ Status check_window_attributes(const onnx::NodeProto& node, const std::string& w
     const std::string& name = a.name();
     const std::string what = where + ": attribute '" + name + "'";
     if (name == "auto_pad") {
-      const std::string& s = a.s();
-      if (s != "NOTSET" && s != "SAME_UPPER" && s != "SAME_LOWER" && s != "VALID")
+      const std::string& s = a.s();  // "" reads as NOTSET, as the kernels and ONNX Runtime read it
+      if (!s.empty() && s != "NOTSET" && s != "SAME_UPPER" && s != "SAME_LOWER" && s != "VALID")
         return make_error(what, " is '", s, "', not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
       continue;
     }
@@ -40,8 +40,8 @@ Status check_window_attributes(const onnx::NodeProto& node, const std::string& w
     }
     const bool positive = name == "kernel_shape" || name == "strides" || name == "dilations";
     const bool non_negative = name == "pads" || name == "output_padding";
-    if (!positive && !non_negative) continue;
-    if (a.ints_size() == 0) return make_error(what, " has no values");
+    // An empty list means the default, as the kernels read it.
+    if ((!positive && !non_negative) || a.ints_size() == 0) continue;
     for (const int64_t v : a.ints())
       if (v < (positive ? 1 : 0) || v > kMaxWindow)
         return make_error(what, " holds ", v, ", outside ", positive ? 1 : 0, "..", kMaxWindow);
@@ -68,6 +68,10 @@ const onnx::OpSchema* schema_for(const onnx::NodeProto& node, const OpsetVersion
   const std::string domain = node.domain() == "ai.onnx" ? std::string() : node.domain();
   const auto it = opsets.find(domain);
   if (it == opsets.end()) return nullptr;
+  // An opset newer than libonnx knows (1.12 stops at 17) has forms it does not (ReduceMean-18's
+  // axes input): its schema would be an older version's, which such a node does not follow.
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  if (const auto r = ranges.find(domain); r == ranges.end() || it->second > r->second.second) return nullptr;
   return onnx::OpSchemaRegistry::Schema(node.op_type(), it->second, domain);
 }
 

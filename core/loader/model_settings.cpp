@@ -49,13 +49,15 @@ Expected<CachedLoad> load_model(const ModelSettings& settings, std::string_view 
   return loaded;
 }
 
+ModelInterface interface_of(const Factory& f) {
+  ModelInterface m;
+  for (const TensorInfo& i : f.inputs()) m.inputs.push_back(i.name);
+  for (const TensorInfo& o : f.outputs()) m.outputs.push_back(o.name);
+  return m;
+}
+
 bool same_interface(const Factory& a, const Factory& b) {
-  if (a.num_inputs() != b.num_inputs() || a.num_outputs() != b.num_outputs()) return false;
-  for (int i = 0; i < a.num_inputs(); ++i)
-    if (a.input_info(i).name != b.input_info(i).name) return false;
-  for (int i = 0; i < a.num_outputs(); ++i)
-    if (a.output_info(i).name != b.output_info(i).name) return false;
-  return true;
+  return interface_of(a) == interface_of(b);
 }
 
 }  // namespace weave

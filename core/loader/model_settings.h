@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/dims.h"
 #include "core/common/status.h"
@@ -41,6 +42,12 @@ struct ModelSettings {
 [[nodiscard]] Expected<CachedLoad> load_model(const ModelSettings& settings,
                                               std::string_view what = "model path");
 
+// What pads (or bindings) are made for: a model's input and output names, in order.
+struct ModelInterface {
+  std::vector<std::string> inputs, outputs;
+  friend bool operator==(const ModelInterface&, const ModelInterface&) = default;
+};
+[[nodiscard]] ModelInterface interface_of(const Factory& f);
 // Same input and output names in the same order: pads (or bindings) made for `a` fit `b`.
 [[nodiscard]] bool same_interface(const Factory& a, const Factory& b);
 

@@ -7,7 +7,6 @@
 namespace weave {
 
 LoadFailure ModelSlot::load(const ModelSettings& settings, bool keep_interface, std::string_view what) {
-  std::shared_ptr<const Factory> old = factory();
   publish(nullptr, "");
   key_.clear();
   stamp_.clear();
@@ -20,7 +19,8 @@ LoadFailure ModelSlot::load(const ModelSettings& settings, bool keep_interface, 
     return failure_;
   }
   warning_ = loaded->warning;
-  if (keep_interface && old && !same_interface(*old, *loaded->factory)) {
+  ModelInterface names = interface_of(*loaded->factory);
+  if (keep_interface && interface_ && names != *interface_) {
     error_ = settings.model + ": the model's inputs or outputs changed";
     failure_ = LoadFailure::interface_changed;
     return failure_;
@@ -29,6 +29,7 @@ LoadFailure ModelSlot::load(const ModelSettings& settings, bool keep_interface, 
   stamp_ = loaded->stamp;
   compiled_now_ = loaded->compiled_now;
   failure_ = LoadFailure::none;
+  interface_ = std::move(names);
   publish(loaded->factory, loaded->artifact_path);
   return failure_;
 }

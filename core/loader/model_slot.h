@@ -2,8 +2,9 @@
 // loaded with which settings, whether the next start must load again, and why a load failed.
 //
 //  - A load replaces the held model; after a failure none is held and error() says why.
-//  - With keep_interface, whatever was made for the held model (an element's pads) stays, so a
-//    model whose input or output names differ is refused.
+//  - With keep_interface, whatever was made for the last model loaded (an element's pads) stays,
+//    so a model whose input or output names differ from it is refused, also after a load in
+//    between failed (the pads are still those of the last good one).
 //  - The running model stays while its file changes; the next start loads again when the file
 //    was replaced, rewritten or deleted since it was read, or when the settings changed.
 //  - Cache problems never fail a load (the model is compiled in memory): the warning is kept
@@ -12,6 +13,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -63,6 +65,8 @@ class ModelSlot {
   mutable std::mutex published_;  // factory_ and artifact_
   std::shared_ptr<const Factory> factory_;
   std::string artifact_;
+  // The input and output names of the last model loaded: what keep_interface holds loads to.
+  std::optional<ModelInterface> interface_;
   std::string key_;    // ModelSettings::key() of the load
   std::string stamp_;  // model_file_stamp() of the file as it was read
   LoadFailure failure_ = LoadFailure::none;

@@ -73,6 +73,7 @@ int StreamRunner::code() const {
 }
 
 Push StreamRunner::push(int input, std::optional<uint64_t> pts, Payload buffer) {
+  Payload dropped;  // leaky=downstream's oldest buffer: destroyed after the lock is released
   std::unique_lock lock(mutex_);
   wait_partner_flush(lock, input);
   if (auto r = refusal(input)) return *r;
@@ -88,7 +89,7 @@ Push StreamRunner::push(int input, std::optional<uint64_t> pts, Payload buffer) 
       return Push::dropped;  // `buffer` is destroyed on return
     }
     if (leaky_ == Leaky::downstream) {
-      drop_oldest_locked();
+      dropped = drop_oldest_locked();
       continue;
     }
     removed_.wait(lock);
@@ -176,11 +177,11 @@ void StreamRunner::stop(int code) {
 
 void StreamRunner::reset() {
   // Destroyed after the lock is released: a payload's destructor is the caller's code.
-  std::deque<Item> old;
+  std::vector<Item> old;
   std::vector<Payload> gathered;
   {
     std::lock_guard lock(mutex_);
-    old.swap(queue_);
+    queue_.drain([&old](Item item) { old.push_back(std::move(item)); });
     queued_buffers_ = 0;
     std::fill(eos_.begin(), eos_.end(), false);
     std::fill(held_.begin(), held_.end(), 0);
@@ -202,8 +203,7 @@ StreamRunner::Step StreamRunner::next() {
       std::unique_lock lock(mutex_);
       added_.wait(lock, [&] { return flushing_ || !queue_.empty(); });
       if (flushing_) return Step{};
-      item = std::move(queue_.front());
-      queue_.pop_front();
+      item = queue_.pop_front();
       if (item.kind == ItemKind::buffer) {
         --queued_buffers_;
         // Handed to the gather: counted there until note_gathered() has the exact figure.
@@ -311,15 +311,16 @@ std::optional<Push> StreamRunner::refusal(int input) const {
   return std::nullopt;
 }
 
-void StreamRunner::drop_oldest_locked() {
-  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
-    if (it->kind != ItemKind::buffer) continue;
-    --held_[static_cast<std::size_t>(it->input)];
-    queue_.erase(it);
+Payload StreamRunner::drop_oldest_locked() {
+  for (std::size_t i = 0; i < queue_.size(); ++i) {
+    if (queue_[i].kind != ItemKind::buffer) continue;
+    --held_[static_cast<std::size_t>(queue_[i].input)];
+    Item item = queue_.erase(i);
     --queued_buffers_;
     ++dropped_;
-    return;
+    return std::move(item.payload);
   }
+  return Payload();
 }
 
 }  // namespace weave::stream

@@ -47,6 +47,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/stream/ring_queue.h"
 #include "core/stream/timestamp_gather.h"
 
 namespace weave::stream {
@@ -225,7 +226,8 @@ class StreamRunner {
   void note_gathered();
   void wait_partner_flush(std::unique_lock<std::mutex>& lock, int input);
   [[nodiscard]] std::optional<Push> refusal(int input) const;
-  void drop_oldest_locked();
+  // The oldest queued buffer, out of the queue (destroyed by the caller once unlocked), or none.
+  Payload drop_oldest_locked();
   std::optional<Step> complete_set(Item item);
 
   int inputs_;
@@ -236,7 +238,7 @@ class StreamRunner {
   int capacity_;
   Leaky leaky_;
   std::size_t max_pending_;
-  std::deque<Item> queue_;
+  RingQueue<Item> queue_;
   int queued_buffers_ = 0;
   bool flushing_ = true;
   bool hold_ = false;  // a flush of single inputs: inputs not flushing wait (see flush_input)

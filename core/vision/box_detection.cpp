@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <unordered_map>
 
 namespace weave::vision {
 
@@ -49,15 +50,10 @@ std::vector<int> non_max_suppression(std::span<const Candidate> c, float iou_thr
   // Each candidate, best first, is compared only with the kept boxes it can suppress: those of
   // its class (per-class NMS keeps one list per class), so tens of thousands of candidates cost
   // candidates x kept-of-one-class overlaps, and the walk stops at max_detections.
-  std::vector<std::vector<int>> by_class;
+  std::unordered_map<int, std::vector<int>> by_class;  // class ids come from the model: any int
   std::vector<int> all;
   for (int i : order) {
-    std::vector<int>* group = &all;
-    if (!class_agnostic) {
-      const auto cls = static_cast<std::size_t>(std::max(c[i].class_id, 0));
-      if (cls >= by_class.size()) by_class.resize(cls + 1);
-      group = &by_class[cls];
-    }
+    std::vector<int>* group = class_agnostic ? &all : &by_class[c[i].class_id];
     bool keep = true;
     for (int k : *group)
       if (overlap(c[k], c[i]) > iou_threshold) {
@@ -150,7 +146,8 @@ Expected<std::vector<Region>> decode_boxes(BoxFormat format, const ConstTensorVi
     for (int64_t i = 0; i < n; ++i) {
       const float* r = v + i * 7;
       if (r[0] < 0) break;
-      if (!std::isfinite(r[1])) continue;
+      // The label is a float: one outside int's range is no class (and no cast to make).
+      if (!(r[1] >= -1e9f && r[1] <= 1e9f)) continue;
       add(r[3] * iw, r[4] * ih, r[5] * iw, r[6] * ih, r[2], static_cast<int>(r[1]));
     }
   }

@@ -65,9 +65,15 @@ struct DecodeResult {
   std::vector<Region> regions;          // detections on the frame
 };
 
+// The regions a mode's results are about: text (db finds it; angle and ctc read it), objects
+// (the detectors), or whichever regions the element hands it (classification). It decides the
+// JSON arrays of a stream (json.h, keys_for).
+enum class ResultRegions { text, objects, any };
+
 class Decoder {
  public:
   virtual ~Decoder() = default;
+  [[nodiscard]] virtual ResultRegions result_regions() const { return ResultRegions::any; }
   [[nodiscard]] virtual std::string_view mode() const = 0;
   // Whether results are per batch row (attached to the regions the rows were cropped from).
   [[nodiscard]] virtual bool per_row() const { return false; }

@@ -32,6 +32,7 @@ class AngleDecoder final : public Decoder {
     }
   }
   [[nodiscard]] std::string_view mode() const override { return "angle"; }
+  [[nodiscard]] ResultRegions result_regions() const override { return ResultRegions::text; }
   [[nodiscard]] bool per_row() const override { return true; }
   [[nodiscard]] Status accepts(DType dtype, const Dims& dims) const override {
     WEAVE_TRY(classify_.accepts(dtype, dims));
@@ -65,6 +66,7 @@ class CtcDecoder final : public Decoder {
  public:
   explicit CtcDecoder(DecoderOptions o) : keys_(std::move(o.labels)) {}
   [[nodiscard]] std::string_view mode() const override { return "ctc"; }
+  [[nodiscard]] ResultRegions result_regions() const override { return ResultRegions::text; }
   [[nodiscard]] bool per_row() const override { return true; }
   [[nodiscard]] Status accepts(DType dtype, const Dims& dims) const override {
     return check_ctc_tensor(dtype, dims, keys_.size());
@@ -104,6 +106,7 @@ class DbDecoder final : public Decoder {
  public:
   explicit DbDecoder(DecoderOptions o) : opts_(o.text) {}
   [[nodiscard]] std::string_view mode() const override { return "db"; }
+  [[nodiscard]] ResultRegions result_regions() const override { return ResultRegions::text; }
   [[nodiscard]] bool finds_regions() const override { return true; }
   [[nodiscard]] Status accepts(DType dtype, const Dims& dims) const override {
     return check_text_map(dtype, dims);
@@ -129,6 +132,7 @@ class BoxDecoder final : public Decoder {
   BoxDecoder(BoxFormat format, std::string mode, DecoderOptions o)
       : format_(format), mode_(std::move(mode)), opts_(std::move(o)) {}
   [[nodiscard]] std::string_view mode() const override { return mode_; }
+  [[nodiscard]] ResultRegions result_regions() const override { return ResultRegions::objects; }
   [[nodiscard]] bool finds_regions() const override { return true; }
   [[nodiscard]] Status accepts(DType dtype, const Dims& dims) const override {
     return check_box_tensor(format_, dtype, dims);

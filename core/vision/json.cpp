@@ -126,6 +126,17 @@ std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<con
   return out + "}";
 }
 
+RegionKeys keys_for(ResultRegions regions, std::string_view roi_type) {
+  switch (regions) {
+    case ResultRegions::text:
+      return RegionKeys{true, false};
+    case ResultRegions::objects:
+      return RegionKeys{false, true};
+    default:
+      return RegionKeys{roi_type == "text", !roi_type.empty() && roi_type != "text"};
+  }
+}
+
 std::string RegionLines::line(std::optional<std::uint64_t> pts_ns, std::span<const Region> regions) {
   for (const Region& r : regions) {
     keys_.texts = keys_.texts || r.type == "text";

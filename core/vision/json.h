@@ -41,6 +41,10 @@ struct RegionKeys {
 [[nodiscard]] std::string regions_json_line(std::optional<std::uint64_t> pts_ns,
                                             std::span<const Region> regions, const RegionKeys& keys);
 
+// The arrays an element's lines carry from the first one: its decoder's (`roi_type` picks them
+// for a decoder of any regions: "text" is text, another type objects, none neither).
+[[nodiscard]] RegionKeys keys_for(ResultRegions regions, std::string_view roi_type);
+
 // The lines of one stream: the arrays the writing element makes from the first line, and every
 // array from the first frame that needed it on (see the top of this file).
 class RegionLines {

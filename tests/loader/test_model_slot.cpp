@@ -113,8 +113,13 @@ BOOST_FIXTURE_TEST_CASE(a_reload_that_keeps_the_interface_refuses_other_names, M
   BOOST_TEST(slot.error() == z.model + ": the model's inputs or outputs changed");
   BOOST_TEST(!slot.factory());
   BOOST_TEST(slot.artifact_path().empty());
-  // Nothing held any more: nothing to keep. A fresh load (new pads) takes any model.
-  BOOST_TEST_REQUIRE((slot.load(settings("x.weave"), false) == LoadFailure::none), slot.error());
+  // Nothing is held, but the pads are still x's: z is refused again, also after a load that
+  // failed in between.
+  BOOST_TEST((slot.load(z, true) == LoadFailure::interface_changed));
+  BOOST_TEST((slot.load(settings("missing.weave"), true) == LoadFailure::unreadable));
+  BOOST_TEST((slot.load(z, true) == LoadFailure::interface_changed));
+  BOOST_TEST_REQUIRE((slot.load(settings("x.weave"), true) == LoadFailure::none), slot.error());
+  // A fresh load (new pads) takes any model.
   BOOST_TEST((slot.load(z, false) == LoadFailure::none));
   BOOST_TEST(slot.factory()->input_info(0).name == "z");
 }

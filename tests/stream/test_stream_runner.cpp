@@ -5,6 +5,7 @@
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <string>
 #include <thread>
@@ -416,4 +417,32 @@ BOOST_AUTO_TEST_CASE(a_push_blocked_on_a_full_queue_waits_out_a_partners_flush) 
   BOOST_TEST((got == Push::queued));
   BOOST_TEST((r.push(0, 1, buf(2)) == Push::queued));
   BOOST_TEST(values(r.next()) == (std::vector<int>{2, 12}));
+}
+
+BOOST_AUTO_TEST_CASE(ring_queue_keeps_order_through_wraps_growth_and_erases) {
+  weave::stream::RingQueue<int> q;
+  std::deque<int> want;  // the plain reference
+  int next = 0;
+  for (int round = 0; round < 200; ++round) {
+    for (int k = 0; k < round % 7; ++k) {
+      q.push_back(next);
+      want.push_back(next++);
+    }
+    if (!want.empty() && round % 5 == 0) {
+      const std::size_t i = static_cast<std::size_t>(round) % want.size();
+      BOOST_TEST(q.erase(i) == want[i]);
+      want.erase(want.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    for (int k = 0; k < round % 4 && !want.empty(); ++k) {
+      BOOST_TEST(q.front() == want.front());
+      BOOST_TEST(q.pop_front() == want.front());
+      want.pop_front();
+    }
+    BOOST_TEST_REQUIRE(q.size() == want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) BOOST_TEST(q[i] == want[i]);
+  }
+  std::vector<int> drained;
+  q.drain([&](int v) { drained.push_back(v); });
+  BOOST_TEST(q.empty());
+  BOOST_TEST(drained == std::vector<int>(want.begin(), want.end()));
 }

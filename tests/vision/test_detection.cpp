@@ -138,6 +138,16 @@ BOOST_AUTO_TEST_CASE(nms_keeps_the_best_of_overlapping_boxes_per_class) {
   BOOST_TEST(kept == (std::vector<int>{1, 3}));
   kept = wv::non_max_suppression(c, 0.5f, 1, false);
   BOOST_TEST(kept == std::vector<int>{1});
+  // Class ids are whatever the model says: -1 and a huge id are classes of their own.
+  const std::vector<wv::Candidate> odd = {
+      {0, 0, 10, 10, 0.9f, -1}, {0, 0, 10, 10, 0.8f, 0}, {0, 0, 10, 10, 0.7f, 1 << 30}};
+  BOOST_TEST(wv::non_max_suppression(odd, 0.5f, 100, false) == (std::vector<int>{0, 1, 2}));
+  // An SSD label no int holds is skipped, not cast.
+  const std::vector<float> ssd = {0, 1e12f, 0.9f, 0, 0, 1, 1, 0, NAN, 0.9f, 0, 0, 1, 1};
+  auto r = wv::decode_boxes(wv::BoxFormat::ssd, {ssd.data(), DType::float32, Dims{1, 1, 2, 7}}, {}, {}, 10,
+                            10, wv::Letterbox{}, 10, 10);
+  BOOST_TEST_REQUIRE(r.ok());
+  BOOST_TEST(r->empty());
 }
 
 BOOST_AUTO_TEST_CASE(yolo_rows_become_labelled_regions_on_the_frame) {
