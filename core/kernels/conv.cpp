@@ -2,14 +2,14 @@
 //  Conv:          im2col into the workspace + sgemm per (image, group); 1x1/stride-1/no-pad
 //                 convolutions skip im2col; depthwise convolutions (1 input channel per group)
 //                 run a direct loop. Optional fused epilogue: a 4th input added after the bias
-//                 (the residual) and the "activation" attributes (see ref_util.h).
+//                 (the residual) and the "activation" attributes (see kernel_util.h).
 //  ConvTranspose: sgemm (W^T * x) into the workspace, then col2im scatter-add per channel.
 // Spatial ranks below 3 are lifted to 3-D with leading unit axes so one loop nest serves all.
 #include <algorithm>
 #include <cstring>
 
 #include "core/kernels/gemm_ref.h"
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/registry.h"
 #include "core/kernels/spatial.h"
 
@@ -92,16 +92,17 @@ void direct_plane(const float* x, const float* w, const Geo3& g, float* y) {
 // Checks the common X/W/B shapes of Conv and ConvTranspose.
 Status check_rank(const ShapeContext& ctx, const Dims& x, const Dims& w) {
   if (x.rank() < 3 || x.rank() > 5)
-    return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x (1 to 3 spatial dims)");
+    return make_error(ctx.label, ": input ", kern::dims_bracketed(x),
+                      " must be N x C x (1 to 3 spatial dims)");
   if (w.rank() != x.rank())
-    return make_error(ctx.label, ": weights ", ref::dims_str(w), " and input ", ref::dims_str(x),
-                      " have different ranks");
+    return make_error(ctx.label, ": weights ", kern::dims_bracketed(w), " and input ",
+                      kern::dims_bracketed(x), " have different ranks");
   return {};
 }
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(WindowAttrs a, int64_t group, ref::Activation act)
+  ConvKernel(WindowAttrs a, int64_t group, kern::Activation act)
       : a_(std::move(a)), group_(group), act_(act) {}
 
   Expected<WindowGeometry> geometry(const Dims& x, const Dims& w, const std::string& label) const {
@@ -109,7 +110,7 @@ class ConvKernel final : public Kernel {
     std::span<const int64_t> k(w.begin() + 2, w.end());
     if (!a_.kernel.empty() && !std::equal(a_.kernel.begin(), a_.kernel.end(), k.begin(), k.end()))
       return make_error(label, ": kernel_shape ", ints_str(a_.kernel), " does not match weights ",
-                        ref::dims_str(w));
+                        kern::dims_bracketed(w));
     return forward_geometry(a_, std::span<const int64_t>(x.begin() + 2, nd), k, label);
   }
 
@@ -126,24 +127,25 @@ class ConvKernel final : public Kernel {
     const Dims& w = ctx.inputs[1].dims;
     WEAVE_TRY(check_rank(ctx, x, w));
     if (x[1] != w[1] * group_)
-      return make_error(ctx.label, ": input ", ref::dims_str(x), " has ", x[1], " channels but weights ",
-                        ref::dims_str(w), " with group ", group_, " expect ", w[1] * group_);
+      return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " has ", x[1],
+                        " channels but weights ", kern::dims_bracketed(w), " with group ", group_, " expect ",
+                        w[1] * group_);
     if (w[0] % group_ != 0)
-      return make_error(ctx.label, ": weights ", ref::dims_str(w),
+      return make_error(ctx.label, ": weights ", kern::dims_bracketed(w),
                         " output channels are not divisible by group ", group_);
-    if (ref::present(ctx, 2)) {
+    if (kern::present(ctx, 2)) {
       const Dims& b = ctx.inputs[2].dims;
       if (b.rank() != 1 || b[0] != w[0])
-        return make_error(ctx.label, ": bias ", ref::dims_str(b), " does not match weights ",
-                          ref::dims_str(w));
+        return make_error(ctx.label, ": bias ", kern::dims_bracketed(b), " does not match weights ",
+                          kern::dims_bracketed(w));
     }
     auto geo = geometry(x, w, ctx.label);
     if (!geo) return geo.error();
     Dims out{x[0], w[0]};
     for (int i = 0; i < geo->nd; ++i) out.push_back(geo->out[i]);
-    if (ref::present(ctx, 3) && !(ctx.inputs[3].dims == out))
-      return make_error(ctx.label, ": residual ", ref::dims_str(ctx.inputs[3].dims),
-                        " does not match output ", ref::dims_str(out));
+    if (kern::present(ctx, 3) && !(ctx.inputs[3].dims == out))
+      return make_error(ctx.label, ": residual ", kern::dims_bracketed(ctx.inputs[3].dims),
+                        " does not match output ", kern::dims_bracketed(out));
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
     const Geo3 g = lift(*geo);
@@ -153,7 +155,7 @@ class ConvKernel final : public Kernel {
       const int64_t bytes = w[1] * g.k_size() * g.out_size() * int64_t{4};
       if (bytes > kMaxWorkspace)
         return make_error(ctx.label, ": im2col buffer of ", bytes, " bytes is too large for input ",
-                          ref::dims_str(x), " and weights ", ref::dims_str(w));
+                          kern::dims_bracketed(x), " and weights ", kern::dims_bracketed(w));
       ctx.workspace = static_cast<std::size_t>(bytes);
     }
     return {};
@@ -164,9 +166,9 @@ class ConvKernel final : public Kernel {
     const Dims& wd = ctx.inputs[1].dims;
     const float* x = ctx.inputs[0].as<float>();
     const float* w = ctx.inputs[1].as<float>();
-    const float* bias = ref::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;
-    const float* res = ref::present(ctx, 3) ? ctx.inputs[3].as<float>() : nullptr;
-    float* y = ref::out_f32(ctx, 0);
+    const float* bias = kern::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;
+    const float* res = kern::present(ctx, 3) ? ctx.inputs[3].as<float>() : nullptr;
+    float* y = kern::out_f32(ctx, 0);
     const Geo3& g = ctx.kept<Geo3>();
     const int64_t N = xd[0], C = xd[1], M = wd[0], Cg = wd[1], Mg = M / group_;
     const int64_t in_sz = g.in_size(), P = g.out_size(), kk = g.k_size(), K = Cg * kk;
@@ -199,7 +201,7 @@ class ConvKernel final : public Kernel {
         sgemm_parallel(ctx.parallel, false, false, Mg, P, K, 1.f, w + gi * Mg * K, K, b, P, 0.f, yg, P);
       }
     }
-    if (bias || res || act_.kind != ref::Activation::none || act_.post_mul != 1.f || act_.post_add != 0.f) {
+    if (bias || res || act_.kind != kern::Activation::none || act_.post_mul != 1.f || act_.post_add != 0.f) {
       ctx.parallel.for_range(N * M, 4, [&](int64_t b0, int64_t b1) {
         for (int64_t b = b0; b < b1; ++b) {
           float* yp = y + b * P;
@@ -218,19 +220,19 @@ class ConvKernel final : public Kernel {
  private:
   WindowAttrs a_;
   int64_t group_;
-  ref::Activation act_;
+  kern::Activation act_;
 };
 
 Expected<std::unique_ptr<Kernel>> make_conv(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_nchw(s));
-  WEAVE_TRY(ref::require_inputs(s, 2, 4));
-  WEAVE_TRY(ref::require_float(s, {0, 1, 2, 3}));
+  WEAVE_TRY(kern::require_nchw(s));
+  WEAVE_TRY(kern::require_inputs(s, 2, 4));
+  WEAVE_TRY(kern::require_float(s, {0, 1, 2, 3}));
   auto a = parse_window_attrs(s.node.attrs, s.label);
   if (!a) return a.error();
   if (a->ceil_mode) return make_error(s.label, ": Conv has no ceil_mode");
   const int64_t group = s.node.attrs.get_int("group", 1);
   if (group <= 0) return make_error(s.label, ": bad group ", group);
-  auto act = ref::parse_activation(s);
+  auto act = kern::parse_activation(s);
   if (!act) return act.error();
   return std::unique_ptr<Kernel>(std::make_unique<ConvKernel>(std::move(*a), group, *act));
 }
@@ -240,7 +242,7 @@ Expected<std::unique_ptr<Kernel>> make_conv(const KernelSetup& s) {
 class ConvTransposeKernel final : public Kernel {
  public:
   ConvTransposeKernel(WindowAttrs a, int64_t group, std::vector<int64_t> output_padding,
-                      std::vector<int64_t> output_shape, ref::Activation act)
+                      std::vector<int64_t> output_shape, kern::Activation act)
       : a_(std::move(a)),
         group_(group),
         output_padding_(std::move(output_padding)),
@@ -255,17 +257,17 @@ class ConvTransposeKernel final : public Kernel {
     std::span<const int64_t> k(w.begin() + 2, w.end());
     if (!a_.kernel.empty() && !std::equal(a_.kernel.begin(), a_.kernel.end(), k.begin(), k.end()))
       return make_error(label, ": kernel_shape ", ints_str(a_.kernel), " does not match weights ",
-                        ref::dims_str(w));
+                        kern::dims_bracketed(w));
     auto bad_len = [&](const std::vector<int64_t>& v, std::size_t want) {
       return !v.empty() && v.size() != want;
     };
     if (bad_len(a_.strides, n) || bad_len(a_.dilations, n) || bad_len(a_.pads, 2 * n) ||
         bad_len(output_padding_, n))
       return make_error(label, ": strides/dilations/pads/output_padding lengths do not match input ",
-                        ref::dims_str(x));
+                        kern::dims_bracketed(x));
     if (!output_shape_.empty() && output_shape_.size() != n && output_shape_.size() != n + 2)
       return make_error(label, ": output_shape ", ints_str(output_shape_), " does not match input ",
-                        ref::dims_str(x));
+                        kern::dims_bracketed(x));
     Geo3 g;
     const int off = 3 - nd;
     for (std::size_t i = 0; i < n; ++i) {
@@ -289,8 +291,8 @@ class ConvTransposeKernel final : public Kernel {
         out = full - pb - pe;
       }
       if (in <= 0 || out < 0)
-        return make_error(label, ": input ", ref::dims_str(x), " and weights ", ref::dims_str(w),
-                          " give a negative output size");
+        return make_error(label, ": input ", kern::dims_bracketed(x), " and weights ",
+                          kern::dims_bracketed(w), " give a negative output size");
       g.in[off + i] = in;
       g.out[off + i] = out;
       g.k[off + i] = kv;
@@ -306,14 +308,15 @@ class ConvTransposeKernel final : public Kernel {
     const Dims& w = ctx.inputs[1].dims;
     WEAVE_TRY(check_rank(ctx, x, w));
     if (x[1] != w[0] || w[0] % group_ != 0)
-      return make_error(ctx.label, ": input ", ref::dims_str(x), " has ", x[1], " channels but weights ",
-                        ref::dims_str(w), " expect ", w[0], " (group ", group_, ")");
+      return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " has ", x[1],
+                        " channels but weights ", kern::dims_bracketed(w), " expect ", w[0], " (group ",
+                        group_, ")");
     const int64_t M = w[1] * group_;
-    if (ref::present(ctx, 2)) {
+    if (kern::present(ctx, 2)) {
       const Dims& b = ctx.inputs[2].dims;
       if (b.rank() != 1 || b[0] != M)
-        return make_error(ctx.label, ": bias ", ref::dims_str(b), " does not match ", M,
-                          " output channels of weights ", ref::dims_str(w));
+        return make_error(ctx.label, ": bias ", kern::dims_bracketed(b), " does not match ", M,
+                          " output channels of weights ", kern::dims_bracketed(w));
     }
     auto g = geometry(x, w, ctx.label);
     if (!g) return g.error();
@@ -324,7 +327,7 @@ class ConvTransposeKernel final : public Kernel {
     const int64_t bytes = w[1] * g->k_size() * g->in_size() * int64_t{4};
     if (bytes > kMaxWorkspace)
       return make_error(ctx.label, ": column buffer of ", bytes, " bytes is too large for input ",
-                        ref::dims_str(x), " and weights ", ref::dims_str(w));
+                        kern::dims_bracketed(x), " and weights ", kern::dims_bracketed(w));
     ctx.workspace = static_cast<std::size_t>(bytes);
     ctx.keep(*g);
     return {};
@@ -336,8 +339,8 @@ class ConvTransposeKernel final : public Kernel {
     const Geo3& g = ctx.kept<Geo3>();
     const float* x = ctx.inputs[0].as<float>();
     const float* w = ctx.inputs[1].as<float>();
-    const float* bias = ref::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;
-    float* y = ref::out_f32(ctx, 0);
+    const float* bias = kern::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;
+    float* y = kern::out_f32(ctx, 0);
     float* col = reinterpret_cast<float*>(ctx.workspace.data());
     const int64_t N = xd[0], C = xd[1], Cg = C / group_, Mg = wd[1], M = Mg * group_;
     const int64_t kk = g.k_size(), Pin = g.in_size(), Pout = g.out_size();
@@ -380,13 +383,13 @@ class ConvTransposeKernel final : public Kernel {
   WindowAttrs a_;
   int64_t group_;
   std::vector<int64_t> output_padding_, output_shape_;
-  ref::Activation act_;
+  kern::Activation act_;
 };
 
 Expected<std::unique_ptr<Kernel>> make_conv_transpose(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_nchw(s));
-  WEAVE_TRY(ref::require_inputs(s, 2, 3));
-  WEAVE_TRY(ref::require_float(s, {0, 1, 2}));
+  WEAVE_TRY(kern::require_nchw(s));
+  WEAVE_TRY(kern::require_inputs(s, 2, 3));
+  WEAVE_TRY(kern::require_float(s, {0, 1, 2}));
   auto a = parse_window_attrs(s.node.attrs, s.label);
   if (!a) return a.error();
   const int64_t group = s.node.attrs.get_int("group", 1);
@@ -402,7 +405,7 @@ Expected<std::unique_ptr<Kernel>> make_conv_transpose(const KernelSetup& s) {
   auto os = s.node.attrs.get_ints("output_shape");
   for (int64_t v : os)
     if (v < 0 || v > (int64_t{1} << 24)) return make_error(s.label, ": bad output_shape ", ints_str(os));
-  auto act = ref::parse_activation(s);
+  auto act = kern::parse_activation(s);
   if (!act) return act.error();
   return std::unique_ptr<Kernel>(
       std::make_unique<ConvTransposeKernel>(std::move(*a), group, std::move(op), std::move(os), *act));

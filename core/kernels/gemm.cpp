@@ -1,8 +1,8 @@
 // Reference MatMul (numpy semantics: 1-D operands, broadcast batch dims) and Gemm (alpha, beta,
 // transA, transB, unidirectionally broadcast C), both on the shared sgemm of gemm_ref.h.
 #include "core/kernels/gemm_ref.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/matmul_plan.h"
-#include "core/kernels/ref_util.h"
 #include "core/kernels/registry.h"
 
 namespace weave {
@@ -24,7 +24,7 @@ class MatMulKernel final : public Kernel {
     const MatMulPlan* p = &ctx.kept<MatMulPlan>();
     const float* A = ctx.inputs[0].as<float>();
     const float* B = ctx.inputs[1].as<float>();
-    float* Y = ref::out_f32(ctx, 0);
+    float* Y = kern::out_f32(ctx, 0);
     const int64_t nb = p->batch.numel(), M = p->M, N = p->N, K = p->K;
     if (nb <= 0 || M == 0 || N == 0) return;
     if (nb == 1) {
@@ -42,8 +42,8 @@ class MatMulKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_matmul(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_inputs(s, 2, 2));
-  WEAVE_TRY(ref::require_float(s, {0, 1}));
+  WEAVE_TRY(kern::require_inputs(s, 2, 2));
+  WEAVE_TRY(kern::require_float(s, {0, 1}));
   return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel>());
 }
 
@@ -55,21 +55,21 @@ class GemmKernel final : public Kernel {
     const Dims& a = ctx.inputs[0].dims;
     const Dims& b = ctx.inputs[1].dims;
     if (a.rank() != 2 || b.rank() != 2)
-      return make_error(ctx.label, ": Gemm operands ", ref::dims_str(a), " and ", ref::dims_str(b),
-                        " must be 2-D");
+      return make_error(ctx.label, ": Gemm operands ", kern::dims_bracketed(a), " and ",
+                        kern::dims_bracketed(b), " must be 2-D");
     const int64_t M = ta_ ? a[1] : a[0], K = ta_ ? a[0] : a[1];
     const int64_t Kb = tb_ ? b[1] : b[0], N = tb_ ? b[0] : b[1];
     if (K != Kb)
-      return make_error(ctx.label, ": Gemm inner dims differ: A ", ref::dims_str(a), " (transA ", ta_,
-                        ") and B ", ref::dims_str(b), " (transB ", tb_, ")");
-    if (ref::present(ctx, 2)) {
+      return make_error(ctx.label, ": Gemm inner dims differ: A ", kern::dims_bracketed(a), " (transA ", ta_,
+                        ") and B ", kern::dims_bracketed(b), " (transB ", tb_, ")");
+    if (kern::present(ctx, 2)) {
       const Dims& c = ctx.inputs[2].dims;
       bool ok = c.rank() <= 2;
       if (ok && c.rank() == 2) ok = (c[0] == 1 || c[0] == M) && (c[1] == 1 || c[1] == N);
       if (ok && c.rank() == 1) ok = c[0] == 1 || c[0] == N;
       if (!ok)
-        return make_error(ctx.label, ": Gemm C ", ref::dims_str(c), " does not broadcast to [", M, "x", N,
-                          "]");
+        return make_error(ctx.label, ": Gemm C ", kern::dims_bracketed(c), " does not broadcast to [", M, "x",
+                          N, "]");
     }
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = Dims{M, N};
@@ -81,9 +81,9 @@ class GemmKernel final : public Kernel {
     const Dims& a = ctx.inputs[0].dims;
     const Dims& b = ctx.inputs[1].dims;
     const int64_t M = ta_ ? a[1] : a[0], K = ta_ ? a[0] : a[1], N = tb_ ? b[0] : b[1];
-    float* Y = ref::out_f32(ctx, 0);
+    float* Y = kern::out_f32(ctx, 0);
     float beta = 0.f;
-    if (ref::present(ctx, 2) && beta_ != 0.f) {
+    if (kern::present(ctx, 2) && beta_ != 0.f) {
       const Dims& cd = ctx.inputs[2].dims;
       const float* C = ctx.inputs[2].as<float>();
       // Strides of C broadcast to [M, N].
@@ -108,8 +108,8 @@ class GemmKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_gemm(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_inputs(s, 2, 3));
-  WEAVE_TRY(ref::require_float(s, {0, 1, 2}));
+  WEAVE_TRY(kern::require_inputs(s, 2, 3));
+  WEAVE_TRY(kern::require_float(s, {0, 1, 2}));
   const auto& at = s.node.attrs;
   return std::unique_ptr<Kernel>(
       std::make_unique<GemmKernel>(at.get_float("alpha", 1.f), at.get_float("beta", 1.f),

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/registry.h"
 
 namespace weave {
@@ -42,8 +42,8 @@ Status per_channel_infer(ShapeContext& ctx, std::size_t last) {
   for (std::size_t i = 1; i <= last; ++i) {
     const Dims& p = ctx.inputs[i].dims;
     if (p.rank() != 1 || p[0] != x[1])
-      return make_error(ctx.label, ": input ", i, " ", ref::dims_str(p), " does not match the ", x[1],
-                        " channels of input ", ref::dims_str(x));
+      return make_error(ctx.label, ": input ", i, " ", kern::dims_bracketed(p), " does not match the ", x[1],
+                        " channels of input ", kern::dims_bracketed(x));
   }
   ctx.outputs[0].dtype = DType::float32;
   ctx.outputs[0].dims = x;
@@ -58,7 +58,8 @@ class BatchNormKernel final : public Kernel {
 
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
-    if (x.rank() < 2) return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x ...");
+    if (x.rank() < 2)
+      return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " must be N x C x ...");
     return per_channel_infer(ctx, 4);
   }
 
@@ -67,7 +68,7 @@ class BatchNormKernel final : public Kernel {
     const int64_t C = xd[1];
     const int64_t plane = shape_numel(xd.span().subspan(2));  // spatial size
     const float* x = ctx.inputs[0].as<float>();
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     const float *sc = ctx.inputs[1].as<float>(), *bi = ctx.inputs[2].as<float>(),
                 *mu = ctx.inputs[3].as<float>(), *var = ctx.inputs[4].as<float>();
     ctx.parallel.for_range(xd[0] * C, 1, [&](int64_t p0, int64_t p1) {
@@ -100,7 +101,8 @@ class BatchNormTrainingKernel final : public Kernel {
 
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
-    if (x.rank() < 2) return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x ...");
+    if (x.rank() < 2)
+      return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " must be N x C x ...");
     WEAVE_TRY(per_channel_infer(ctx, 4));
     for (std::size_t k = 1; k < ctx.outputs.size(); ++k) {
       ctx.outputs[k].dtype = DType::float32;
@@ -112,7 +114,7 @@ class BatchNormTrainingKernel final : public Kernel {
   void run(const RunContext& ctx) const override {
     const auto [N, C, plane] = nc_plane(ctx.inputs[0].dims);
     const float* x = ctx.inputs[0].as<float>();
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     const float *sc = ctx.inputs[1].as<float>(), *bi = ctx.inputs[2].as<float>(),
                 *mu = ctx.inputs[3].as<float>(), *var = ctx.inputs[4].as<float>();
     for (int64_t c = 0; c < C; ++c) {
@@ -131,9 +133,9 @@ class BatchNormTrainingKernel final : public Kernel {
       for (int64_t n = 0; n < N; ++n)
         for (int64_t i = 0; i < plane; ++i)
           y[(n * C + c) * plane + i] = static_cast<float>(x[(n * C + c) * plane + i] * a + b);
-      if (float* rm = ref::out_f32(ctx, 1))
+      if (float* rm = kern::out_f32(ctx, 1))
         rm[c] = static_cast<float>(mu[c] * momentum_ + m * (1 - momentum_));
-      if (float* rv = ref::out_f32(ctx, 2))
+      if (float* rv = kern::out_f32(ctx, 2))
         rv[c] = static_cast<float>(var[c] * momentum_ + v * (1 - momentum_));
     }
   }
@@ -143,23 +145,23 @@ class BatchNormTrainingKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_batch_norm(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_inputs(s, 5, 5));
-  WEAVE_TRY(ref::require_float(s, {0, 1, 2, 3, 4}));
-  if (s.node.attrs.get_int("training_mode", 0) != 0 || ref::has_output(s, 1) || ref::has_output(s, 2)) {
+  WEAVE_TRY(kern::require_inputs(s, 5, 5));
+  WEAVE_TRY(kern::require_float(s, {0, 1, 2, 3, 4}));
+  if (s.node.attrs.get_int("training_mode", 0) != 0 || kern::has_output(s, 1) || kern::has_output(s, 2)) {
     if (s.node.outputs.size() > 3) return make_error(s.label, ": BatchNormalization has at most 3 outputs");
     return std::unique_ptr<Kernel>(std::make_unique<BatchNormTrainingKernel>(
         s.node.attrs.get_float("epsilon", 1e-5f), s.node.attrs.get_float("momentum", 0.9f)));
   }
   const float eps = s.node.attrs.get_float("epsilon", 1e-5f);
   std::vector<float> a, b;
-  const ConstTensorView* cs[4] = {ref::constant(s, 1), ref::constant(s, 2), ref::constant(s, 3),
-                                  ref::constant(s, 4)};
+  const ConstTensorView* cs[4] = {kern::constant(s, 1), kern::constant(s, 2), kern::constant(s, 3),
+                                  kern::constant(s, 4)};
   if (cs[0] && cs[1] && cs[2] && cs[3]) {
     const int64_t C = cs[0]->numel();
     for (auto* c : cs)
       if (c->numel() != C || c->dims.rank() != 1)
-        return make_error(s.label, ": scale/B/mean/var shapes differ: ", ref::dims_str(cs[0]->dims), " vs ",
-                          ref::dims_str(c->dims));
+        return make_error(s.label, ": scale/B/mean/var shapes differ: ", kern::dims_bracketed(cs[0]->dims),
+                          " vs ", kern::dims_bracketed(c->dims));
     a.resize(static_cast<std::size_t>(C));
     b.resize(static_cast<std::size_t>(C));
     for (int64_t c = 0; c < C; ++c) {
@@ -179,7 +181,7 @@ class LayerNormKernel final : public Kernel {
   Expected<int> axis(const Dims& x, const std::string& label) const {
     const int64_t a = axis_ < 0 ? axis_ + x.rank() : axis_;
     if (a < 0 || a >= x.rank())
-      return make_error(label, ": axis ", axis_, " is out of range for input ", ref::dims_str(x));
+      return make_error(label, ": axis ", axis_, " is out of range for input ", kern::dims_bracketed(x));
     return static_cast<int>(a);
   }
 
@@ -190,12 +192,12 @@ class LayerNormKernel final : public Kernel {
     int64_t D = 1;
     for (int i = *a; i < x.rank(); ++i) D *= x[i];
     for (std::size_t i = 1; i <= 2; ++i) {
-      if (!ref::present(ctx, i)) continue;
+      if (!kern::present(ctx, i)) continue;
       const Dims& p = ctx.inputs[i].dims;
       if (p.numel() != D && p.numel() != 1)
-        return make_error(ctx.label, ": ", i == 1 ? "Scale " : "B ", ref::dims_str(p),
-                          " does not match the normalized dims of input ", ref::dims_str(x), " (axis ", *a,
-                          ")");
+        return make_error(ctx.label, ": ", i == 1 ? "Scale " : "B ", kern::dims_bracketed(p),
+                          " does not match the normalized dims of input ", kern::dims_bracketed(x), " (axis ",
+                          *a, ")");
     }
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = x;
@@ -217,11 +219,11 @@ class LayerNormKernel final : public Kernel {
     const int64_t rows = D > 0 ? xd.numel() / D : 0;
     const float* x = ctx.inputs[0].as<float>();
     const float* sc = ctx.inputs[1].as<float>();
-    const float* bi = ref::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;
+    const float* bi = kern::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;
     const bool sc1 = ctx.inputs[1].numel() == 1, bi1 = bi && ctx.inputs[2].numel() == 1;
-    float* y = ref::out_f32(ctx, 0);
-    float* mean_out = ref::out_f32(ctx, 1);
-    float* inv_out = ref::out_f32(ctx, 2);
+    float* y = kern::out_f32(ctx, 0);
+    float* mean_out = kern::out_f32(ctx, 1);
+    float* inv_out = kern::out_f32(ctx, 2);
     ctx.parallel.for_range(rows, 16, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const float* xr = x + r * D;
@@ -245,8 +247,8 @@ class LayerNormKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_layer_norm(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_inputs(s, 2, 3));
-  WEAVE_TRY(ref::require_float(s, {0, 1, 2}));
+  WEAVE_TRY(kern::require_inputs(s, 2, 3));
+  WEAVE_TRY(kern::require_float(s, {0, 1, 2}));
   return std::unique_ptr<Kernel>(std::make_unique<LayerNormKernel>(s.node.attrs.get_int("axis", -1),
                                                                    s.node.attrs.get_float("epsilon", 1e-5f)));
 }
@@ -260,7 +262,7 @@ class InstanceNormKernel final : public Kernel {
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
     if (x.rank() < 3)
-      return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x spatial dims");
+      return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " must be N x C x spatial dims");
     return per_channel_infer(ctx, 2);
   }
 
@@ -271,7 +273,7 @@ class InstanceNormKernel final : public Kernel {
     const float* x = ctx.inputs[0].as<float>();
     const float* sc = ctx.inputs[1].as<float>();
     const float* bi = ctx.inputs[2].as<float>();
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     ctx.parallel.for_range(xd[0] * C, 1, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t c = p % C;
@@ -290,8 +292,8 @@ class InstanceNormKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_instance_norm(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_inputs(s, 3, 3));
-  WEAVE_TRY(ref::require_float(s, {0, 1, 2}));
+  WEAVE_TRY(kern::require_inputs(s, 3, 3));
+  WEAVE_TRY(kern::require_float(s, {0, 1, 2}));
   return std::unique_ptr<Kernel>(
       std::make_unique<InstanceNormKernel>(s.node.attrs.get_float("epsilon", 1e-5f)));
 }
@@ -306,7 +308,8 @@ class LrnKernel final : public Kernel {
       : size_(size), alpha_(alpha), beta_(beta), bias_(bias) {}
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
-    if (x.rank() < 2) return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x ...");
+    if (x.rank() < 2)
+      return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " must be N x C x ...");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = x;
     return {};
@@ -314,7 +317,7 @@ class LrnKernel final : public Kernel {
   void run(const RunContext& ctx) const override {
     const auto [N, C, plane] = nc_plane(ctx.inputs[0].dims);
     const float* x = ctx.inputs[0].as<float>();
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     const int64_t lo = (size_ - 1) / 2, hi = size_ - 1 - lo;
     for (int64_t n = 0; n < N; ++n)
       for (int64_t c = 0; c < C; ++c)
@@ -336,8 +339,8 @@ class LrnKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_lrn(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_inputs(s, 1, 1));
-  WEAVE_TRY(ref::require_float(s, {0}));
+  WEAVE_TRY(kern::require_inputs(s, 1, 1));
+  WEAVE_TRY(kern::require_float(s, {0}));
   const int64_t size = s.node.attrs.get_int("size", 0);
   if (size < 1) return make_error(s.label, ": LRN needs the attribute size >= 1");
   return std::unique_ptr<Kernel>(std::make_unique<LrnKernel>(size, s.node.attrs.get_float("alpha", 1e-4f),
@@ -354,7 +357,7 @@ class MvnKernel final : public Kernel {
     const Dims& x = ctx.inputs[0].dims;
     for (int64_t a : axes_)
       if (a < -x.rank() || a >= x.rank())
-        return make_error(ctx.label, ": axis ", a, " is out of range for input ", ref::dims_str(x));
+        return make_error(ctx.label, ": axis ", a, " is out of range for input ", kern::dims_bracketed(x));
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = x;
     return {};
@@ -380,7 +383,7 @@ class MvnKernel final : public Kernel {
     for (int k = 0; k < r; ++k) (reduced[k] ? per : groups) *= d[k];
     std::vector<double> s(static_cast<std::size_t>(groups)), s2(static_cast<std::size_t>(groups));
     const float* x = ctx.inputs[0].as<float>();
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     for (int64_t i = 0; i < d.numel(); ++i) {
       const auto g = static_cast<std::size_t>(group(i));
       s[g] += x[i];
@@ -403,8 +406,8 @@ class MvnKernel final : public Kernel {
 void register_normalization_kernels(KernelRegistry& r) {
   r.add("LRN", make_lrn);
   r.add("MeanVarianceNormalization", [](const KernelSetup& s) -> Expected<std::unique_ptr<Kernel>> {
-    WEAVE_TRY(ref::require_inputs(s, 1, 1));
-    WEAVE_TRY(ref::require_float(s, {0}));
+    WEAVE_TRY(kern::require_inputs(s, 1, 1));
+    WEAVE_TRY(kern::require_float(s, {0}));
     return std::unique_ptr<Kernel>(std::make_unique<MvnKernel>(s.node.attrs.get_ints("axes", {0, 2, 3})));
   });
   r.add("BatchNormalization", make_batch_norm);

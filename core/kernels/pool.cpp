@@ -6,7 +6,6 @@
 #include <limits>
 
 #include "core/kernels/kernel_util.h"
-#include "core/kernels/ref_util.h"
 #include "core/kernels/registry.h"
 #include "core/kernels/spatial.h"
 
@@ -20,7 +19,7 @@ class PoolKernel final : public Kernel {
 
   Expected<WindowGeometry> geometry(const Dims& x, const std::string& label) const {
     if (x.rank() < 3 || x.rank() > 5)
-      return make_error(label, ": input ", ref::dims_str(x), " must be N x C x (1 to 3 spatial dims)");
+      return make_error(label, ": input ", kern::dims_bracketed(x), " must be N x C x (1 to 3 spatial dims)");
     return forward_geometry(a_, std::span<const int64_t>(x.begin() + 2, x.end()), a_.kernel, label);
   }
 
@@ -45,7 +44,7 @@ class PoolKernel final : public Kernel {
     for (int i = 0; i < geo->nd; ++i) pe3[3 - geo->nd + i] = geo->pad_end[i];
     const Geo3 g = lift(*geo);
     const float* x = ctx.inputs[0].as<float>();
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     const int64_t in_sz = g.in_size(), out_sz = g.out_size();
     ctx.parallel.for_range(xd[0] * xd[1], 1, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
@@ -106,7 +105,8 @@ class MaxPoolIndexedKernel final : public Kernel {
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
     if (x.rank() < 3 || x.rank() > 5)
-      return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x (1 to 3 spatial dims)");
+      return make_error(ctx.label, ": input ", kern::dims_bracketed(x),
+                        " must be N x C x (1 to 3 spatial dims)");
     if (column_major_ && x.rank() > 4)
       return make_error(ctx.label, ": MaxPool storage_order=1 takes 1-D or 2-D windows");
     auto g = forward_geometry(a_, std::span<const int64_t>(x.begin() + 2, x.end()), a_.kernel, ctx.label);
@@ -168,16 +168,16 @@ class MaxPoolIndexedKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_pool(const KernelSetup& s, bool is_max) {
-  WEAVE_TRY(ref::require_nchw(s));
-  WEAVE_TRY(ref::require_inputs(s, 1, 1));
-  const bool general = is_max && (ref::has_output(s, 1) || s.node.attrs.get_int("storage_order", 0) != 0 ||
+  WEAVE_TRY(kern::require_nchw(s));
+  WEAVE_TRY(kern::require_inputs(s, 1, 1));
+  const bool general = is_max && (kern::has_output(s, 1) || s.node.attrs.get_int("storage_order", 0) != 0 ||
                                   (s.inputs[0] != nullptr && s.inputs[0]->dtype != DType::float32));
   if (general) {
     const DType t = s.inputs[0] != nullptr ? s.inputs[0]->dtype : DType::undefined;
     if (!kern::dispatch_dtype<kern::kFloats | kern::kSigned | kern::kUnsigned>(t, [](auto) {}))
       return make_error(s.label, ": MaxPool does not take dtype ", dtype_name(t));
   } else {
-    WEAVE_TRY(ref::require_float(s, {0}));
+    WEAVE_TRY(kern::require_float(s, {0}));
   }
   auto a = parse_window_attrs(s.node.attrs, s.label);
   if (!a) return a.error();
@@ -212,13 +212,15 @@ class MaxUnpoolKernel final : public Kernel {
     const auto& in = ctx.inputs;
     const Dims& x = in[0].dims;
     if (x.rank() < 3 || x.rank() > 5)
-      return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x (1 to 3 spatial dims)");
+      return make_error(ctx.label, ": input ", kern::dims_bracketed(x),
+                        " must be N x C x (1 to 3 spatial dims)");
     if (!kern::has_input(in, 1) || in[1].dtype != DType::int64 || !(in[1].dims == x))
-      return make_error(ctx.label, ": indices must be int64 of X's shape ", ref::dims_str(x));
+      return make_error(ctx.label, ": indices must be int64 of X's shape ", kern::dims_bracketed(x));
     const auto nd = static_cast<std::size_t>(x.rank() - 2);
     if (a_.kernel.size() != nd || (!a_.strides.empty() && a_.strides.size() != nd) ||
         (!a_.pads.empty() && a_.pads.size() != 2 * nd))
-      return make_error(ctx.label, ": kernel_shape, strides and pads do not match input ", ref::dims_str(x));
+      return make_error(ctx.label, ": kernel_shape, strides and pads do not match input ",
+                        kern::dims_bracketed(x));
     Dims out = default_dims(x);
     if (kern::has_input(in, 2) && in[2].numel() > 0) {
       const ConstTensorView& os = in[2];
@@ -231,7 +233,7 @@ class MaxUnpoolKernel final : public Kernel {
     }
     for (int i = 2; i < out.rank(); ++i)
       if (out[i] < 0 || out[i] > (int64_t{1} << 24))
-        return make_error(ctx.label, ": output dims ", ref::dims_str(out), " are out of range");
+        return make_error(ctx.label, ": output dims ", kern::dims_bracketed(out), " are out of range");
     ctx.outputs[0].dtype = in[0].dtype;
     ctx.outputs[0].dims = out;
     return {};
@@ -284,7 +286,7 @@ class MaxUnpoolKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_max_unpool(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_inputs(s, 2, 3));
+  WEAVE_TRY(kern::require_inputs(s, 2, 3));
   auto a = parse_window_attrs(s.node.attrs, s.label);
   if (!a) return a.error();
   if (a->kernel.empty()) return make_error(s.label, ": MaxUnpool needs kernel_shape");
@@ -298,10 +300,10 @@ class GlobalPoolKernel final : public Kernel {
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
     if (x.rank() < 3)
-      return make_error(ctx.label, ": input ", ref::dims_str(x), " must be N x C x spatial dims");
+      return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " must be N x C x spatial dims");
     for (int i = 2; i < x.rank(); ++i)
       if (x[i] == 0 && max_)
-        return make_error(ctx.label, ": GlobalMaxPool of empty input ", ref::dims_str(x));
+        return make_error(ctx.label, ": GlobalMaxPool of empty input ", kern::dims_bracketed(x));
     Dims out = x;
     for (int i = 2; i < out.rank(); ++i) out[i] = 1;
     ctx.outputs[0].dtype = DType::float32;
@@ -314,7 +316,7 @@ class GlobalPoolKernel final : public Kernel {
     const Dims& xd = ctx.inputs[0].dims;
     const int64_t plane = shape_numel(xd.span().subspan(2));  // spatial size
     const float* x = ctx.inputs[0].as<float>();
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     ctx.parallel.for_range(xd[0] * xd[1], 4, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const float* xp = x + p * plane;
@@ -336,15 +338,15 @@ class GlobalPoolKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_global_max(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_nchw(s));
-  WEAVE_TRY(ref::require_inputs(s, 1, 1));
-  WEAVE_TRY(ref::require_float(s, {0}));
+  WEAVE_TRY(kern::require_nchw(s));
+  WEAVE_TRY(kern::require_inputs(s, 1, 1));
+  WEAVE_TRY(kern::require_float(s, {0}));
   return std::unique_ptr<Kernel>(std::make_unique<GlobalPoolKernel>(true));
 }
 Expected<std::unique_ptr<Kernel>> make_global_avg(const KernelSetup& s) {
-  WEAVE_TRY(ref::require_nchw(s));
-  WEAVE_TRY(ref::require_inputs(s, 1, 1));
-  WEAVE_TRY(ref::require_float(s, {0}));
+  WEAVE_TRY(kern::require_nchw(s));
+  WEAVE_TRY(kern::require_inputs(s, 1, 1));
+  WEAVE_TRY(kern::require_float(s, {0}));
   return std::unique_ptr<Kernel>(std::make_unique<GlobalPoolKernel>(false));
 }
 

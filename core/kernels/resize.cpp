@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/registry.h"
 #include "core/kernels/resize_map.h"
 
@@ -30,8 +30,9 @@ class ResizeKernel final : public Kernel {
     if (spec_.linear)
       for (int i = 0; i + 2 < x.rank(); ++i)
         if (out[i] != x[i])
-          return make_error(ctx.label, ": linear Resize of input ", ref::dims_str(x), " to ",
-                            ref::dims_str(out), " changes a dim other than the last two (not supported)");
+          return make_error(ctx.label, ": linear Resize of input ", kern::dims_bracketed(x), " to ",
+                            kern::dims_bracketed(out),
+                            " changes a dim other than the last two (not supported)");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
     auto m = spec_.maps(x, out, scale, 0, x.rank(), ctx.label);
@@ -50,7 +51,7 @@ class ResizeKernel final : public Kernel {
     ResizeMaps::Axis maps[kMaxRank];
     for (int a = 0; a < r; ++a) maps[a] = m.axis(a);
     const float* x = ctx.inputs[0].as<float>();
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     const Dims xs = strides_of(xd);
     if (r == 0) {
       y[0] = x[0];

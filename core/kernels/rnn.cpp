@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/kernels/gemm_ref.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/lstm_gemm.h"
-#include "core/kernels/ref_util.h"
 #include "core/kernels/registry.h"
 
 namespace weave {
@@ -48,20 +48,21 @@ class LstmKernel final : public Kernel {
     const Dims& x = ctx.inputs[kX].dims;
     const Dims& w = ctx.inputs[kW].dims;
     const Dims& r = ctx.inputs[kR].dims;
-    if (x.rank() != 3) return make_error(ctx.label, ": LSTM input ", ref::dims_str(x), " must be 3-D");
+    if (x.rank() != 3) return make_error(ctx.label, ": LSTM input ", kern::dims_bracketed(x), " must be 3-D");
     const int64_t seq = layout_ == 0 ? x[0] : x[1], batch = layout_ == 0 ? x[1] : x[0], I = x[2];
     if (w.rank() != 3 || w[0] != dirs_ || w[1] % 4 != 0 || w[2] != I)
-      return make_error(ctx.label, ": LSTM W ", ref::dims_str(w), " does not match input ", ref::dims_str(x),
-                        " and ", dirs_, " direction(s)");
+      return make_error(ctx.label, ": LSTM W ", kern::dims_bracketed(w), " does not match input ",
+                        kern::dims_bracketed(x), " and ", dirs_, " direction(s)");
     const int64_t H = w[1] / 4;
     if (hidden_ > 0 && hidden_ != H)
-      return make_error(ctx.label, ": hidden_size ", hidden_, " does not match W ", ref::dims_str(w));
+      return make_error(ctx.label, ": hidden_size ", hidden_, " does not match W ", kern::dims_bracketed(w));
     if (!(r == Dims{dirs_, 4 * H, H}))
-      return make_error(ctx.label, ": LSTM R ", ref::dims_str(r), " does not match W ", ref::dims_str(w));
+      return make_error(ctx.label, ": LSTM R ", kern::dims_bracketed(r), " does not match W ",
+                        kern::dims_bracketed(w));
     auto check = [&](std::size_t i, const Dims& want, const char* name) -> Status {
-      if (ref::present(ctx, i) && !(ctx.inputs[i].dims == want))
-        return make_error(ctx.label, ": LSTM ", name, " ", ref::dims_str(ctx.inputs[i].dims), " should be ",
-                          ref::dims_str(want), " for input ", ref::dims_str(x));
+      if (kern::present(ctx, i) && !(ctx.inputs[i].dims == want))
+        return make_error(ctx.label, ": LSTM ", name, " ", kern::dims_bracketed(ctx.inputs[i].dims),
+                          " should be ", kern::dims_bracketed(want), " for input ", kern::dims_bracketed(x));
       return {};
     };
     const Dims state = layout_ == 0 ? Dims{dirs_, batch, H} : Dims{batch, dirs_, H};
@@ -70,7 +71,7 @@ class LstmKernel final : public Kernel {
     WEAVE_TRY(check(kInitH, state, "initial_h"));
     WEAVE_TRY(check(kInitC, state, "initial_c"));
     WEAVE_TRY(check(kP, Dims{dirs_, 3 * H}, "P"));
-    if (ref::present(ctx, kSeqLens) && ctx.inputs[kSeqLens].dtype != DType::int32)
+    if (kern::present(ctx, kSeqLens) && ctx.inputs[kSeqLens].dtype != DType::int32)
       return make_error(ctx.label, ": LSTM sequence_lens must be int32");
     const Dims y = layout_ == 0 ? Dims{seq, dirs_, batch, H} : Dims{batch, seq, dirs_, H};
     for (std::size_t o = 0; o < ctx.outputs.size() && o < 3; ++o) {
@@ -88,14 +89,14 @@ class LstmKernel final : public Kernel {
     const float* x = ctx.inputs[kX].as<float>();
     const float* W = ctx.inputs[kW].as<float>();
     const float* R = ctx.inputs[kR].as<float>();
-    const float* B = ref::present(ctx, kB) ? ctx.inputs[kB].as<float>() : nullptr;
-    const int32_t* lens = ref::present(ctx, kSeqLens) ? ctx.inputs[kSeqLens].as<int32_t>() : nullptr;
-    const float* h0 = ref::present(ctx, kInitH) ? ctx.inputs[kInitH].as<float>() : nullptr;
-    const float* c0 = ref::present(ctx, kInitC) ? ctx.inputs[kInitC].as<float>() : nullptr;
-    const float* P = ref::present(ctx, kP) ? ctx.inputs[kP].as<float>() : nullptr;
-    float* Y = ref::out_f32(ctx, 0);
-    float* Yh = ref::out_f32(ctx, 1);
-    float* Yc = ref::out_f32(ctx, 2);
+    const float* B = kern::present(ctx, kB) ? ctx.inputs[kB].as<float>() : nullptr;
+    const int32_t* lens = kern::present(ctx, kSeqLens) ? ctx.inputs[kSeqLens].as<int32_t>() : nullptr;
+    const float* h0 = kern::present(ctx, kInitH) ? ctx.inputs[kInitH].as<float>() : nullptr;
+    const float* c0 = kern::present(ctx, kInitC) ? ctx.inputs[kInitC].as<float>() : nullptr;
+    const float* P = kern::present(ctx, kP) ? ctx.inputs[kP].as<float>() : nullptr;
+    float* Y = kern::out_f32(ctx, 0);
+    float* Yh = kern::out_f32(ctx, 1);
+    float* Yc = kern::out_f32(ctx, 2);
 
     float* gx = reinterpret_cast<float*>(ctx.workspace.data());  // [rows of X, 4H]
     float* gs = gx + seq * batch * G;                            // [batch, 4H] per step
@@ -202,8 +203,8 @@ Status parse_direction(const KernelSetup& s, int& dirs, bool& reverse_only) {
 }  // namespace
 
 Expected<std::unique_ptr<Kernel>> make_lstm_kernel(const KernelSetup& s, std::unique_ptr<LstmGemm> gemm) {
-  WEAVE_TRY(ref::require_inputs(s, 3, 8));
-  WEAVE_TRY(ref::require_float(s, {kX, kW, kR, kB, kInitH, kInitC, kP}));
+  WEAVE_TRY(kern::require_inputs(s, 3, 8));
+  WEAVE_TRY(kern::require_float(s, {kX, kW, kR, kB, kInitH, kInitC, kP}));
   const auto& at = s.node.attrs;
   int dirs = 1;
   bool reverse_only = false;
@@ -333,23 +334,25 @@ class GatedRnnKernel final : public Kernel {
     const Dims& x = ctx.inputs[kX].dims;
     const Dims& w = ctx.inputs[kW].dims;
     const Dims& r = ctx.inputs[kR].dims;
-    if (x.rank() != 3) return make_error(ctx.label, ": input ", ref::dims_str(x), " must be 3-D");
+    if (x.rank() != 3) return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " must be 3-D");
     const int64_t batch = layout_ == 0 ? x[1] : x[0], I = x[2];
     if (w.rank() != 3 || w[0] != dirs_ || w[1] % gates_ != 0 || w[2] != I)
-      return make_error(ctx.label, ": W ", ref::dims_str(w), " does not match input ", ref::dims_str(x),
-                        " and ", dirs_, " direction(s)");
+      return make_error(ctx.label, ": W ", kern::dims_bracketed(w), " does not match input ",
+                        kern::dims_bracketed(x), " and ", dirs_, " direction(s)");
     const int64_t H = w[1] / gates_;
     if (hidden_ > 0 && hidden_ != H)
-      return make_error(ctx.label, ": hidden_size ", hidden_, " does not match W ", ref::dims_str(w));
+      return make_error(ctx.label, ": hidden_size ", hidden_, " does not match W ", kern::dims_bracketed(w));
     if (!(r == Dims{dirs_, gates_ * H, H}))
-      return make_error(ctx.label, ": R ", ref::dims_str(r), " does not match W ", ref::dims_str(w));
+      return make_error(ctx.label, ": R ", kern::dims_bracketed(r), " does not match W ",
+                        kern::dims_bracketed(w));
     const Dims state = layout_ == 0 ? Dims{dirs_, batch, H} : Dims{batch, dirs_, H};
     const Dims want[] = {Dims{}, Dims{}, Dims{}, Dims{dirs_, 2 * gates_ * H}, Dims{batch}, state};
     for (std::size_t i = kB; i <= kInitH; ++i)
-      if (ref::present(ctx, i) && !(ctx.inputs[i].dims == want[i]))
-        return make_error(ctx.label, ": input ", i, " ", ref::dims_str(ctx.inputs[i].dims), " should be ",
-                          ref::dims_str(want[i]), " for input ", ref::dims_str(x));
-    if (ref::present(ctx, kSeqLens) && ctx.inputs[kSeqLens].dtype != DType::int32)
+      if (kern::present(ctx, i) && !(ctx.inputs[i].dims == want[i]))
+        return make_error(ctx.label, ": input ", i, " ", kern::dims_bracketed(ctx.inputs[i].dims),
+                          " should be ", kern::dims_bracketed(want[i]), " for input ",
+                          kern::dims_bracketed(x));
+    if (kern::present(ctx, kSeqLens) && ctx.inputs[kSeqLens].dtype != DType::int32)
       return make_error(ctx.label, ": sequence_lens must be int32");
     const int64_t seq = layout_ == 0 ? x[0] : x[1];
     const Dims y = layout_ == 0 ? Dims{seq, dirs_, batch, H} : Dims{batch, seq, dirs_, H};
@@ -369,11 +372,11 @@ class GatedRnnKernel final : public Kernel {
     const float* x = ctx.inputs[kX].as<float>();
     const float* W = ctx.inputs[kW].as<float>();
     const float* R = ctx.inputs[kR].as<float>();
-    const float* B = ref::present(ctx, kB) ? ctx.inputs[kB].as<float>() : nullptr;
-    const int32_t* lens = ref::present(ctx, kSeqLens) ? ctx.inputs[kSeqLens].as<int32_t>() : nullptr;
-    const float* h0 = ref::present(ctx, kInitH) ? ctx.inputs[kInitH].as<float>() : nullptr;
-    float* Y = ref::out_f32(ctx, 0);
-    float* Yh = ref::out_f32(ctx, 1);
+    const float* B = kern::present(ctx, kB) ? ctx.inputs[kB].as<float>() : nullptr;
+    const int32_t* lens = kern::present(ctx, kSeqLens) ? ctx.inputs[kSeqLens].as<int32_t>() : nullptr;
+    const float* h0 = kern::present(ctx, kInitH) ? ctx.inputs[kInitH].as<float>() : nullptr;
+    float* Y = kern::out_f32(ctx, 0);
+    float* Yh = kern::out_f32(ctx, 1);
     float* gx = reinterpret_cast<float*>(ctx.workspace.data());  // X * W^T + Wb, [rows of X, G]
     float* gh = gx + seq * batch * G;                            // H * R^T (+ Rb), [batch, G]
     float* rh = gh + batch * G;                                  // r (.) H for GRU, [batch, G]
@@ -456,8 +459,8 @@ class GatedRnnKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_gated_rnn(const KernelSetup& s, int gates) {
-  WEAVE_TRY(ref::require_inputs(s, 3, 6));
-  WEAVE_TRY(ref::require_float(s, {kX, kW, kR, kB, kInitH}));
+  WEAVE_TRY(kern::require_inputs(s, 3, 6));
+  WEAVE_TRY(kern::require_float(s, {kX, kW, kR, kB, kInitH}));
   const auto& at = s.node.attrs;
   int dirs = 1;
   bool reverse_only = false;

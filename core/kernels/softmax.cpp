@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/registry.h"
 
 namespace weave {
@@ -23,7 +23,7 @@ class SoftmaxKernel final : public Kernel {
     const int64_t r = x.rank();
     const int64_t a = axis_ < 0 ? axis_ + r : axis_;
     if (a < 0 || a > r || (!coerce_ && a == r))
-      return make_error(label, ": axis ", axis_, " is out of range for input ", ref::dims_str(x));
+      return make_error(label, ": axis ", axis_, " is out of range for input ", kern::dims_bracketed(x));
     outer = D = inner = 1;
     for (int64_t i = 0; i < a; ++i) outer *= x[static_cast<int>(i)];
     if (coerce_) {
@@ -48,7 +48,7 @@ class SoftmaxKernel final : public Kernel {
   void run(const RunContext& ctx) const override {
     const auto [outer, D, inner] = ctx.kept<std::array<int64_t, 3>>();
     const float* x = ctx.inputs[0].as<float>();
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     if (D == 0) return;
     ctx.parallel.for_range(outer * inner, inner == 1 ? 16 : 64, [&](int64_t l0, int64_t l1) {
       for (int64_t l = l0; l < l1; ++l) {
@@ -89,8 +89,8 @@ class SoftmaxKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_softmax_impl(const KernelSetup& s, Mode mode) {
-  WEAVE_TRY(ref::require_inputs(s, 1, 1));
-  WEAVE_TRY(ref::require_float(s, {0}));
+  WEAVE_TRY(kern::require_inputs(s, 1, 1));
+  WEAVE_TRY(kern::require_float(s, {0}));
   const bool coerce = s.node.attrs.get_int("coerce_2d", 0) != 0;
   const int64_t axis = s.node.attrs.get_int("axis", coerce ? 1 : -1);
   return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(axis, coerce, mode));
