@@ -1,7 +1,7 @@
 // The LSTM's two matrix products on the fast path: W and R of every direction packed once at
 // create (and the two biases summed), so each time step is one micro-kernel pass over packed
 // R instead of a reference sgemm that repacks it every step. The gate equations are the LSTM
-// kernel's own (core/kernels/rnn.cpp, through core/kernels/lstm_gemm.h).
+// kernel's own (core/kernels/ref/rnn.cpp, through core/kernels/lstm_gemm.h).
 #include <vector>
 
 #include "core/kernels/fast/fast_ops.h"
