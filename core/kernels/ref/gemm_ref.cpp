@@ -67,8 +67,13 @@ void micro_kernel(int64_t kc, const float* ap, const float* bp, float alpha, flo
 
 }  // namespace
 
-void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-           int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+// Aligned to 64 bytes, so that where its inner loop (the inlined micro_kernel) falls in the CPU's
+// 64-byte fetch blocks does not depend on what the linker places before it: moving the kernels
+// into ref/ shifted it by 16 bytes and made it 8-11% slower (the reference Conv of squeezenet and
+// resnet18, AMD EPYC), with the same instructions.
+[[gnu::aligned(64)]] void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+                                const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+                                float* C, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
   if (beta != 1.f) {
     for (int64_t i = 0; i < M; ++i) {
