@@ -3,7 +3,8 @@
 // the kernel says it is safe here: output element j is computed from element j of that input
 // alone (plus other inputs that do not share its memory), read before element j is written,
 // with no scratch copy of the input and no reads of neighbours. Kernels that do not know this
-// of themselves (every kernel of other files and of custom registries) are never run in place.
+// of themselves (every kernel but the reference elementwise ones that core/kernels/ref/in_place.cpp
+// names, and every kernel of custom registries) are never run in place.
 #pragma once
 
 #include <cstdint>

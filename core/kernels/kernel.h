@@ -36,7 +36,7 @@ struct KernelSetup {
   std::span<const Value* const> inputs;        // static info per input; nullptr for an omitted input
   std::span<const ConstTensorView> constants;  // per input: the param's bytes, or data == nullptr
   int opset = 13;                              // default-domain opset of the model
-  // Out: bit k set by ref::require_float when the kernel reads input k as float32. The static
+  // Out: bit k set by kern::require_float when the kernel reads input k as float32. The static
   // dtype checked at create may be unknown (inference could not type the value); the planner
   // then checks the concrete dtype before infer() (Kernel::float_inputs).
   mutable uint32_t float_inputs = 0;

@@ -1,6 +1,8 @@
-// Helpers shared by the reference kernels of the elementwise, shape and reduce families:
-// axis normalisation, reading small integer tensors known at infer time, numpy broadcasting,
-// float16 conversion, and a strided "plan" that walks an output in contiguous runs.
+// Helpers shared by the kernels, reference (core/kernels/ref/) and fast (core/kernels/fast/):
+// checks of a node at create (float32 inputs, input counts, layout), optional inputs and
+// outputs, the fused activation epilogue, axis normalisation, reading small integer tensors
+// known at infer time, numpy broadcasting, dtype dispatch, float16 conversion, and a strided
+// "plan" that walks an output in contiguous runs. Header-only; not part of the kernel interface.
 //
 // The strided plan is the workhorse: an output of concrete dims is visited in row-major order
 // and every operand (up to kMaxOperands) is addressed by its own element strides (0 on a
@@ -16,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,8 +40,14 @@ template <class K, class... Args>
   return std::unique_ptr<Kernel>(std::make_unique<K>(std::forward<Args>(args)...));
 }
 
+// "1x3x224x224" for messages (shape_str).
 [[nodiscard]] inline std::string dims_str(const Dims& d) {
   return shape_str(d.span());
+}
+// The same in brackets, "[1x3x224x224]", as the messages of Conv, Gemm, the pools, the
+// normalizations, LSTM and the fast kernels write shapes.
+[[nodiscard]] inline std::string dims_bracketed(const Dims& d) {
+  return '[' + dims_str(d) + ']';
 }
 
 // Maps a possibly negative axis into [0, rank); error names the label and the rank.
@@ -438,6 +447,18 @@ inline void copy_bytes(void* dst, const void* src, std::size_t n) {
   std::memmove(dst, src, n);
 }
 
+// Fills `count` elements of `esize` bytes at dst with the one at `value` (ConstantOfShape, Pad).
+inline void fill_pattern(std::byte* dst, int64_t count, const std::byte* value, std::size_t esize) {
+  if (count <= 0) return;
+  bool zero = true;
+  for (std::size_t i = 0; i < esize; ++i) zero = zero && value[i] == std::byte{0};
+  if (zero) {
+    std::memset(dst, 0, static_cast<std::size_t>(count) * esize);
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * static_cast<int64_t>(esize), value, esize);
+}
+
 // ---- float16 ----
 
 [[nodiscard]] inline float half_to_float(uint16_t h) {
@@ -480,6 +501,248 @@ inline void copy_bytes(void* dst, const void* src, std::size_t n) {
   const uint32_t x = std::bit_cast<uint32_t>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
   return static_cast<uint16_t>(x >> 16);
+}
+
+// ---- float32 or float64 data ----
+
+inline bool floating(DType t) {
+  return t == DType::float32 || t == DType::float64;
+}
+
+// Element i of a float32 or float64 tensor, as a double.
+inline double load(const ConstTensorView& v, int64_t i) {
+  return v.dtype == DType::float64 ? v.as<double>()[i] : static_cast<double>(v.as<float>()[i]);
+}
+
+// Element i of a float32 or float64 tensor, set from a double.
+inline void store(const TensorView& v, int64_t i, double x) {
+  if (v.dtype == DType::float64)
+    v.as<double>()[i] = x;
+  else
+    v.as<float>()[i] = static_cast<float>(x);
+}
+
+// A one-element float or signed integer tensor, as a double.
+inline double scalar_double(const ConstTensorView& v) {
+  double out = 0;
+  (void)kern::dispatch_dtype<kern::kFloats | kern::kSigned>(
+      v.dtype, [&](auto tag) { out = static_cast<double>(*v.as<kern::storage_t<decltype(tag)::value>>()); });
+  return out;
+}
+
+// ---- checks at create; optional inputs and outputs ----
+
+// Static info of input i, or nullptr when omitted / out of range.
+[[nodiscard]] inline const Value* input_info(const KernelSetup& s, std::size_t i) {
+  return i < s.inputs.size() ? s.inputs[i] : nullptr;
+}
+
+// Constant bytes of input i (a param) or nullptr.
+[[nodiscard]] inline const ConstTensorView* constant(const KernelSetup& s, std::size_t i) {
+  if (i >= s.constants.size() || s.constants[i].data == nullptr) return nullptr;
+  return &s.constants[i];
+}
+
+[[nodiscard]] inline bool has_output(const KernelSetup& s, std::size_t i) {
+  return i < s.node.outputs.size() && s.node.outputs[i] != kNoValue;
+}
+
+// Every present input among `which` must be float32 (the reference kernels are float-only).
+[[nodiscard]] inline Status require_float(const KernelSetup& s, std::initializer_list<std::size_t> which) {
+  for (std::size_t i : which) {
+    if (i < 32) s.float_inputs |= 1u << i;
+    const Value* v = input_info(s, i);
+    if (v && v->dtype != DType::float32 && v->dtype != DType::undefined)
+      return make_error(s.label, ": input ", i, " has dtype ", dtype_name(v->dtype), "; the reference ",
+                        s.node.op, " kernel supports float32 only");
+  }
+  return {};
+}
+
+[[nodiscard]] inline Status require_inputs(const KernelSetup& s, std::size_t min, std::size_t max) {
+  if (s.node.inputs.size() < min || s.node.inputs.size() > max)
+    return make_error(s.label, ": ", s.node.op, " takes ", min, "..", max, " inputs, got ",
+                      s.node.inputs.size());
+  for (std::size_t i = 0; i < min; ++i)
+    if (s.node.inputs[i] == kNoValue) return make_error(s.label, ": required input ", i, " is missing");
+  return {};
+}
+
+// The reference kernels are channels-first only; a node the layout pass marked NHWC
+// (core/compiler/layout_nhwc.h) belongs to a fast kernel that declined it.
+[[nodiscard]] inline Status require_nchw(const KernelSetup& s) {
+  if (s.node.attrs.get_string("weave_layout", "NCHW") != "NCHW")
+    return make_error(s.label, ": ", s.node.op, " in layout ", s.node.attrs.get_string("weave_layout"),
+                      " needs the fast CPU path, which did not accept this node");
+  return {};
+}
+
+[[nodiscard]] inline bool present(const ShapeContext& c, std::size_t i) {
+  return has_input(c.inputs, i);
+}
+[[nodiscard]] inline bool present(const RunContext& c, std::size_t i) {
+  return i < c.inputs.size() && c.inputs[i].present() && c.inputs[i].data != nullptr;
+}
+[[nodiscard]] inline float* out_f32(const RunContext& c, std::size_t i) {
+  return i < c.outputs.size() ? static_cast<float*>(c.outputs[i].data) : nullptr;
+}
+
+// ---- checks at infer ----
+
+// Input i is present and of a dtype with a size (the shape and data-movement ops: they move
+// bytes, so most of them work for any dtype).
+inline Status need_input(const ShapeContext& ctx, std::size_t i, const char* what) {
+  if (!has_input(ctx.inputs, i)) return make_error(ctx.label, ": input ", i, " (", what, ") is missing");
+  if (dtype_size(ctx.inputs[i].dtype) == 0)
+    return make_error(ctx.label, ": dtype ", dtype_name(ctx.inputs[i].dtype), " of ", what,
+                      " is not supported");
+  return {};
+}
+
+// Input i as a list of ints that must be known at infer time. Shape-like inputs (Reshape's
+// shape, Slice's starts, Pad's pads...) are params or shape-derived values; run() reads them
+// again from its bound inputs, which hold the same values.
+inline Expected<std::vector<int64_t>> known_ints(const ShapeContext& ctx, std::size_t i, const char* what,
+                                                 const char* op) {
+  const ConstTensorView& v = ctx.inputs[i];
+  if (v.data == nullptr && v.numel() > 0)
+    return make_error(ctx.label, ": ", what, " of ", op, " is only known at run time; it must be a constant");
+  return kern::read_ints(v, ctx.label, what);
+}
+
+// The first n inputs are present and input 0 has a dtype with a size (the indexing ops).
+inline Status need(const ShapeContext& ctx, std::size_t n) {
+  if (ctx.inputs.size() < n)
+    return make_error(ctx.label, ": expects ", n, " inputs, got ", ctx.inputs.size());
+  for (std::size_t i = 0; i < n; ++i)
+    if (!ctx.inputs[i].present()) return make_error(ctx.label, ": input ", i, " is missing");
+  if (dtype_size(ctx.inputs[0].dtype) == 0)
+    return make_error(ctx.label, ": dtype ", dtype_name(ctx.inputs[0].dtype), " is not supported");
+  return {};
+}
+
+// Input i's values, which infer needs (value_inputs), must be there: an output shape that
+// depends on them (Compress, NonZero, Unique) is planned once they are known
+// (core/runtime/plan.h).
+inline Status need_values(const ShapeContext& ctx, std::size_t i, const char* what) {
+  if (ctx.inputs[i].data == nullptr && ctx.inputs[i].numel() > 0)
+    return make_error(ctx.label, ": ", what, " is only known at run time");
+  return {};
+}
+
+// Input i holds int32 or int64 values.
+inline Status need_int(const ShapeContext& ctx, std::size_t i, const char* what) {
+  if (ctx.inputs[i].dtype != DType::int64 && ctx.inputs[i].dtype != DType::int32)
+    return make_error(ctx.label, ": ", what, " must be int32 or int64, got ",
+                      dtype_name(ctx.inputs[i].dtype));
+  return {};
+}
+
+// A scalar (or one-element) input as an integer; infer checks presence and values.
+inline Expected<int64_t> scalar_int(const ShapeContext& ctx, std::size_t i, const char* what) {
+  const ConstTensorView& v = ctx.inputs[i];
+  if (v.numel() != 1) return make_error(ctx.label, ": ", what, " must be a scalar");
+  if (v.data == nullptr) return make_error(ctx.label, ": ", what, " is only known at run time");
+  if (v.dtype != DType::int64 && v.dtype != DType::int32)
+    return make_error(ctx.label, ": ", what, " must be int32 or int64, got ", dtype_name(v.dtype));
+  return kern::int_at(v, 0);
+}
+
+// The attribute output_datatype of the signal ops: float32 (the default) or float64.
+inline Expected<DType> output_datatype(const KernelSetup& s) {
+  const int64_t raw = s.node.attrs.get_int("output_datatype", 1);
+  if (raw != static_cast<int64_t>(DType::float32) && raw != static_cast<int64_t>(DType::float64))
+    return make_error("unsupported attribute output_datatype=", raw, " (float32 or float64)");
+  return static_cast<DType>(raw);
+}
+
+// idx wrapped into [0, dim); -1 when outside. Indices are runtime data: every index is wrapped
+// once (negative counts from the end) and then checked; an index still outside its axis is
+// skipped (scatters), or gives zeros (gathers), so no input value reads or writes out of bounds.
+inline int64_t wrap_index(int64_t idx, int64_t dim) {
+  if (idx < 0) idx += dim;
+  return idx >= 0 && idx < dim ? idx : -1;
+}
+
+// ---- fused activation ----
+
+// Epilogue a fusion pass may attach to Conv (core/compiler/fuse_conv_epilogue.h): attribute
+// "activation", then y * post_mul + post_add.
+struct Activation {
+  enum Kind { none, relu, clip, leaky_relu, hard_swish, sigmoid, hard_sigmoid, tanh } kind = none;
+  float lo = 0.f, hi = 0.f, alpha = 0.01f, beta = 0.f;
+  float post_mul = 1.f, post_add = 0.f;
+
+  [[nodiscard]] float one(float v) const {
+    switch (kind) {
+      case none:
+        return v;
+      case relu:
+        return std::max(v, 0.f);
+      case clip:
+        return std::min(std::max(v, lo), hi);
+      case leaky_relu:
+        return v < 0.f ? alpha * v : v;
+      case hard_swish:
+        return v * std::min(std::max(v / 6.f + 0.5f, 0.f), 1.f);
+      case sigmoid:
+        return 1.f / (1.f + std::exp(-v));
+      case hard_sigmoid:
+        return std::min(std::max(alpha * v + beta, 0.f), 1.f);
+      case tanh:
+        return std::tanh(v);
+    }
+    return v;
+  }
+  void apply(float* p, int64_t n) const {
+    if (kind == none && post_mul == 1.f && post_add == 0.f) return;
+    for (int64_t i = 0; i < n; ++i) p[i] = one(p[i]) * post_mul + post_add;
+  }
+};
+
+// Parses "activation" ("Relu", "Clip" + activation_min/activation_max, "LeakyRelu" +
+// activation_alpha, "HardSwish", "Sigmoid", "HardSigmoid" + activation_alpha/activation_beta,
+// "Tanh") and activation_post_mul / activation_post_add; absent = none.
+[[nodiscard]] inline Expected<Activation> parse_activation(const KernelSetup& s) {
+  Activation a;
+  const Attributes& at = s.node.attrs;
+  a.post_mul = at.get_float("activation_post_mul", 1.f);
+  a.post_add = at.get_float("activation_post_add", 0.f);
+  const std::string name = at.get_string("activation", "");
+  if (name.empty()) return a;
+  if (name == "Relu") {
+    a.kind = Activation::relu;
+  } else if (name == "Clip") {
+    a.kind = Activation::clip;
+    a.lo = at.get_float("activation_min", -INFINITY);
+    a.hi = at.get_float("activation_max", INFINITY);
+  } else if (name == "LeakyRelu") {
+    a.kind = Activation::leaky_relu;
+    a.alpha = at.get_float("activation_alpha", 0.01f);
+  } else if (name == "HardSwish") {
+    a.kind = Activation::hard_swish;
+  } else if (name == "Sigmoid") {
+    a.kind = Activation::sigmoid;
+  } else if (name == "HardSigmoid") {
+    a.kind = Activation::hard_sigmoid;
+    a.alpha = at.get_float("activation_alpha", 0.2f);
+    a.beta = at.get_float("activation_beta", 0.5f);
+  } else if (name == "Tanh") {
+    a.kind = Activation::tanh;
+  } else {
+    return make_error(s.label, ": unsupported fused activation '", name, "'");
+  }
+  return a;
+}
+
+// ---- sampling ----
+
+// Cubic convolution weights of the 4 taps around a point at `t` in (0, 1] past tap 1 (Resize,
+// GridSample).
+inline std::array<double, 4> cubic_weights(double t, double A) {
+  auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };       // |d| <= 1
+  auto far = [A](double d) { return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A; };  // 1 < |d| < 2
+  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
 }
 
 }  // namespace weave::kern

@@ -1,4 +1,4 @@
-// The two matrix products of the LSTM kernel (core/kernels/rnn.cpp), as a seam for the fast
+// The two matrix products of the LSTM kernel (core/kernels/ref/rnn.cpp), as a seam for the fast
 // path: the reference kernel computes them with sgemm on the weights as given; the fast path
 // (core/kernels/fast/lstm_fast.cpp) packs W and R once at create and runs its micro-kernel.
 // The gate equations stay in one place, the LSTM kernel.

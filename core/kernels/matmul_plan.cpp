@@ -2,14 +2,14 @@
 
 #include <algorithm>
 
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 
 namespace weave {
 
 Expected<MatMulPlan> plan_matmul(const Dims& a, const Dims& b, const std::string& label) {
   MatMulPlan p;
   if (a.rank() < 1 || b.rank() < 1)
-    return make_error(label, ": MatMul operands ", ref::dims_str(a), " and ", ref::dims_str(b),
+    return make_error(label, ": MatMul operands ", kern::dims_bracketed(a), " and ", kern::dims_bracketed(b),
                       " must have rank >= 1");
   const bool a1 = a.rank() == 1, b1 = b.rank() == 1;
   p.M = a1 ? 1 : a[a.rank() - 2];
@@ -17,13 +17,14 @@ Expected<MatMulPlan> plan_matmul(const Dims& a, const Dims& b, const std::string
   const int64_t kb = b1 ? b[0] : b[b.rank() - 2];
   p.N = b1 ? 1 : b[b.rank() - 1];
   if (p.K != kb)
-    return make_error(label, ": MatMul inner dims differ: ", ref::dims_str(a), " x ", ref::dims_str(b));
+    return make_error(label, ": MatMul inner dims differ: ", kern::dims_bracketed(a), " x ",
+                      kern::dims_bracketed(b));
   const int ra = a1 ? 0 : a.rank() - 2, rb = b1 ? 0 : b.rank() - 2;
   const int rbatch = std::max(ra, rb);
   // Element strides of A's and B's batch dims (the matrix itself is M*K / K*N elements). A
   // hostile artifact can declare dims whose products overflow: refused here, before any use.
   const auto too_large = [&] {
-    return make_error(label, ": MatMul operands ", ref::dims_str(a), " and ", ref::dims_str(b),
+    return make_error(label, ": MatMul operands ", kern::dims_bracketed(a), " and ", kern::dims_bracketed(b),
                       " are too large");
   };
   int64_t sa = 0, sb = 0;
@@ -35,8 +36,8 @@ Expected<MatMulPlan> plan_matmul(const Dims& a, const Dims& b, const std::string
     const int ia = i - (rbatch - ra), ib = i - (rbatch - rb);
     const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
     if (da != db && da != 1 && db != 1)
-      return make_error(label, ": MatMul batch dims do not broadcast: ", ref::dims_str(a), " x ",
-                        ref::dims_str(b));
+      return make_error(label, ": MatMul batch dims do not broadcast: ", kern::dims_bracketed(a), " x ",
+                        kern::dims_bracketed(b));
     p.batch[i] = std::max(da, db);
     if (da == 0 || db == 0) p.batch[i] = 0;
     p.a_bstride[i] = da == 1 ? 0 : sa;

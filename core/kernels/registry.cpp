@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/kernels/ref/register.h"
+
 #if WEAVE_HAVE_FAST
 #include "core/kernels/fast/cpu.h"
 #include "core/kernels/fast/nhwc.h"
@@ -12,25 +14,7 @@ namespace weave {
 KernelRegistry& KernelRegistry::global() {
   static KernelRegistry* r = [] {
     auto* reg = new KernelRegistry();  // never destroyed: kernels may be looked up during exit
-    register_conv_kernels(*reg);
-    register_gemm_kernels(*reg);
-    register_pool_kernels(*reg);
-    register_normalization_kernels(*reg);
-    register_softmax_kernels(*reg);
-    register_rnn_kernels(*reg);
-    register_resize_kernels(*reg);
-    register_elementwise_kernels(*reg);
-    register_shape_kernels(*reg);
-    register_reduce_kernels(*reg);
-    register_loss_kernels(*reg);
-    register_indexing_kernels(*reg);
-    register_quantize_kernels(*reg);
-    register_linalg_kernels(*reg);
-    register_signal_kernels(*reg);
-    register_detection_kernels(*reg);
-    register_sampling_kernels(*reg);
-    register_text_kernels(*reg);
-    register_optimizer_kernels(*reg);
+    register_reference_kernels(*reg);
 #if WEAVE_HAVE_FAST
     fast::register_fast_kernels(*reg);  // a no-op on CPUs without a fast path
 #endif

@@ -1,6 +1,8 @@
-// One registry of kernels for all ops. Each op family file provides a register_*() function;
-// registry.cpp calls them all (explicit calls rather than static initialisers, which a static
-// library would silently drop). Fast kernels register with a higher priority and may decline a
+// One registry of kernels for all ops. The reference kernels live in core/kernels/ref/, one
+// operator (or the ops of one kernel) per file, each with its register_<file>(); the fast CPU path
+// lives in core/kernels/fast/. registry.cpp calls register_reference_kernels (ref/register.h) and
+// fast::register_fast_kernels: explicit calls rather than static initialisers, which a static
+// library would silently drop. Fast kernels register with a higher priority and may decline a
 // node, in which case the reference kernel takes it.
 #pragma once
 
@@ -57,34 +59,5 @@ class KernelRegistry {
 // The instruction set the fast CPU path runs with in this process ("avx2", "avx512"), or ""
 // when global() has no fast kernels (a portable build, a CPU without AVX2, WEAVE_ISA=none).
 [[nodiscard]] std::string_view fast_path_isa();
-
-// Registration hooks, one per op family file under core/kernels/.
-void register_conv_kernels(KernelRegistry& r);  // Conv, ConvTranspose
-void register_gemm_kernels(KernelRegistry& r);  // MatMul, Gemm
-void register_pool_kernels(KernelRegistry& r);  // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool
-void register_normalization_kernels(
-    KernelRegistry& r);  // BatchNormalization, LayerNormalization, InstanceNormalization, LRN, MVN
-void register_softmax_kernels(KernelRegistry& r);  // Softmax, LogSoftmax, Hardmax
-void register_rnn_kernels(KernelRegistry& r);      // LSTM, GRU, RNN
-void register_resize_kernels(KernelRegistry& r);   // Resize, Upsample
-void register_elementwise_kernels(
-    KernelRegistry& r);                           // unary and broadcasting binary ops, Clip, Where, Cast...
-void register_shape_kernels(KernelRegistry& r);   // Shape, Reshape, Transpose, Concat, Slice, Gather, ...
-void register_reduce_kernels(KernelRegistry& r);  // ReduceMean, ReduceSum, ReduceMax, ...
-// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
-void register_loss_kernels(KernelRegistry& r);
-// Trilu, EyeLike, CumSum, Scatter*, GatherND, OneHot, Compress, NonZero, Unique, ReverseSequence
-void register_indexing_kernels(KernelRegistry& r);
-// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger,
-// QLinearConv
-void register_quantize_kernels(KernelRegistry& r);
-void register_linalg_kernels(KernelRegistry& r);  // Einsum, Det
-// DFT, STFT, HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix
-void register_signal_kernels(KernelRegistry& r);
-void register_detection_kernels(KernelRegistry& r);  // NonMaxSuppression, RoiAlign
-// GridSample; Resize in the modes resize.cpp leaves out (cubic, tf_crop_and_resize, ...)
-void register_sampling_kernels(KernelRegistry& r);
-void register_text_kernels(KernelRegistry& r);       // TfIdfVectorizer
-void register_optimizer_kernels(KernelRegistry& r);  // Adagrad, Momentum, Adam (training domain)
 
 }  // namespace weave

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 
 namespace weave {
 
@@ -12,10 +12,10 @@ Expected<ResizeSpec> ResizeSpec::parse(const KernelSetup& s, bool upsample) {
   const auto& at = s.node.attrs;
   const bool old = upsample || s.opset < 11;
   if (old)
-    WEAVE_TRY(ref::require_inputs(s, 2, 2));
+    WEAVE_TRY(kern::require_inputs(s, 2, 2));
   else
-    WEAVE_TRY(ref::require_inputs(s, 1, 4));
-  WEAVE_TRY(ref::require_float(s, {0}));
+    WEAVE_TRY(kern::require_inputs(s, 1, 4));
+  WEAVE_TRY(kern::require_float(s, {0}));
   const std::string mode = at.get_string("mode", "nearest");
   if (mode == "linear" || mode == "bilinear")
     spec.linear = true;
@@ -70,12 +70,12 @@ Status ResizeSpec::plan(std::span<const ConstTensorView> in, const std::string& 
     if (s.data == nullptr)
       return make_error(label, ": Resize sizes must be known before running (a constant)");
     if (s.dtype != DType::int64 || s.numel() != r)
-      return make_error(label, ": sizes ", ref::dims_str(s.dims),
-                        " must be int64 with one value per dim of input ", ref::dims_str(x));
+      return make_error(label, ": sizes ", kern::dims_bracketed(s.dims),
+                        " must be int64 with one value per dim of input ", kern::dims_bracketed(x));
     for (int i = 0; i < r; ++i) {
       const int64_t v = s.as<int64_t>()[i];
       if (v <= 0 || v > (int64_t{1} << 31))
-        return make_error(label, ": bad sizes value ", v, " for input ", ref::dims_str(x));
+        return make_error(label, ": bad sizes value ", v, " for input ", kern::dims_bracketed(x));
       out[i] = v;
       scale[i] = x[i] > 0 ? static_cast<float>(v) / static_cast<float>(x[i]) : 1.f;
     }
@@ -84,13 +84,13 @@ Status ResizeSpec::plan(std::span<const ConstTensorView> in, const std::string& 
     if (s.data == nullptr)
       return make_error(label, ": Resize scales must be known before running (a constant)");
     if (s.dtype != DType::float32 || s.numel() != r)
-      return make_error(label, ": scales ", ref::dims_str(s.dims),
-                        " must be float32 with one value per dim of input ", ref::dims_str(x));
+      return make_error(label, ": scales ", kern::dims_bracketed(s.dims),
+                        " must be float32 with one value per dim of input ", kern::dims_bracketed(x));
     for (int i = 0; i < r; ++i) {
       const float v = s.as<float>()[i];
       const double o = std::floor(static_cast<double>(x[i]) * v);
       if (!(v > 0.f) || o > static_cast<double>(int64_t{1} << 31))
-        return make_error(label, ": bad scales value ", v, " for input ", ref::dims_str(x));
+        return make_error(label, ": bad scales value ", v, " for input ", kern::dims_bracketed(x));
       out[i] = static_cast<int64_t>(o);
       scale[i] = v;
     }

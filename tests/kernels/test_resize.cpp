@@ -107,7 +107,7 @@ BOOST_AUTO_TEST_CASE(resize_errors) {
   r = run_kernel(k);
   BOOST_REQUIRE(!r.ok());
   BOOST_CHECK(has(r.message(), "'area'"));
-  // Cubic is sampling.cpp's general Resize; the reference registry's own kernel refuses it.
+  // Cubic is the general Resize kernel (ref/resize.cpp); the reference registry's own kernel refuses it.
   k.attrs.set("mode", std::string("cubic"));
   BOOST_CHECK(run_kernel(k).ok());
 

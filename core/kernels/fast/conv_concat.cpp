@@ -9,7 +9,7 @@
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/fused_ops.h"
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 
 namespace weave::fast {
 namespace {
@@ -41,8 +41,9 @@ class ConvConcat final : public Kernel {
         continue;
       }
       if (o.dims[0] != out[0] || o.dims[1] != out[1] || o.dims[2] != out[2])
-        return make_error(ctx.label, ": conv ", i, " gives ", ref::dims_str(o.dims), " (NHWC), conv 0 ",
-                          ref::dims_str(out), "; the Concat needs equal batch, height and width");
+        return make_error(ctx.label, ": conv ", i, " gives ", kern::dims_bracketed(o.dims),
+                          " (NHWC), conv 0 ", kern::dims_bracketed(out),
+                          "; the Concat needs equal batch, height and width");
       out[3] += o.dims[3];
     }
     ctx.outputs[0].dtype = DType::float32;
@@ -53,7 +54,7 @@ class ConvConcat final : public Kernel {
   }
 
   void run(const RunContext& ctx) const override {
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     const int64_t ldy = ctx.outputs[0].dims[3];
     const States& states = ctx.kept<States>();
     int64_t channel = 0;

@@ -9,7 +9,7 @@
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/fast/pack.h"
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/registry.h"
 #include "core/kernels/spatial.h"
 
@@ -60,16 +60,17 @@ class FastConv final : public NhwcConvKernel {
 
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
-    if (x.rank() != 4) return make_error(ctx.label, ": NHWC input ", ref::dims_str(x), " must have rank 4");
+    if (x.rank() != 4)
+      return make_error(ctx.label, ": NHWC input ", kern::dims_bracketed(x), " must have rank 4");
     if (x[3] != Cg_ * group_)
-      return make_error(ctx.label, ": input ", ref::dims_str(x), " (NHWC) has ", x[3],
+      return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " (NHWC) has ", x[3],
                         " channels; weights with group ", group_, " expect ", Cg_ * group_);
     auto geo = geometry(x, ctx.label);
     if (!geo) return geo.error();
     Dims out{x[0], geo->out[0], geo->out[1], M_};
-    if (ref::present(ctx, 3) && !(ctx.inputs[3].dims == out))
-      return make_error(ctx.label, ": residual ", ref::dims_str(ctx.inputs[3].dims),
-                        " does not match output ", ref::dims_str(out), " (NHWC)");
+    if (kern::present(ctx, 3) && !(ctx.inputs[3].dims == out))
+      return make_error(ctx.label, ": residual ", kern::dims_bracketed(ctx.inputs[3].dims),
+                        " does not match output ", kern::dims_bracketed(out), " (NHWC)");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
     ctx.workspace = winograd_ ? ops_.winograd_workspace(winograd_args(x, *geo)) : 0;
@@ -77,7 +78,7 @@ class FastConv final : public NhwcConvKernel {
     return {};
   }
 
-  void run(const RunContext& ctx) const override { run_into(ctx, ref::out_f32(ctx, 0), M_); }
+  void run(const RunContext& ctx) const override { run_into(ctx, kern::out_f32(ctx, 0), M_); }
 
   [[nodiscard]] bool can_run_into() const override { return !depthwise_; }
   [[nodiscard]] int64_t out_channels() const override { return M_; }
@@ -85,7 +86,7 @@ class FastConv final : public NhwcConvKernel {
   void run_into(const RunContext& ctx, float* y, int64_t ldy) const override {
     const Dims& xd = ctx.inputs[0].dims;
     const WindowGeometry* geo = &ctx.kept<WindowGeometry>();
-    const float* res = ref::present(ctx, 3) ? ctx.inputs[3].as<float>() : nullptr;
+    const float* res = kern::present(ctx, 3) ? ctx.inputs[3].as<float>() : nullptr;
     const auto* bias = bias_.size() > 0 ? reinterpret_cast<const float*>(bias_.data()) : nullptr;
     if (winograd_) {
       WinogradArgs a = winograd_args(xd, *geo);
@@ -194,13 +195,13 @@ bool conv_nhwc_supported(const Node& n, const Value* x, const Value* w, bool w_c
 Expected<std::unique_ptr<Kernel>> make_fast_conv(const KernelSetup& s) {
   const Ops* ops = fast::ops();
   if (ops == nullptr || s.node.attrs.get_string("weave_layout") != "NHWC") return std::unique_ptr<Kernel>();
-  const Value* x = ref::input_info(s, 0);
-  const Value* w = ref::input_info(s, 1);
-  const Value* b = ref::input_info(s, 2);
-  const ConstTensorView* wc = ref::constant(s, 1);
-  const ConstTensorView* bc = ref::constant(s, 2);
+  const Value* x = kern::input_info(s, 0);
+  const Value* w = kern::input_info(s, 1);
+  const Value* b = kern::input_info(s, 2);
+  const ConstTensorView* wc = kern::constant(s, 1);
+  const ConstTensorView* bc = kern::constant(s, 2);
   if (!conv_nhwc_supported(s.node, x, w, wc != nullptr, b, bc != nullptr)) return std::unique_ptr<Kernel>();
-  if (s.node.inputs.size() > 3 && s.node.inputs[3] != kNoValue && !is_float(ref::input_info(s, 3)))
+  if (s.node.inputs.size() > 3 && s.node.inputs[3] != kNoValue && !is_float(kern::input_info(s, 3)))
     return std::unique_ptr<Kernel>();
   auto a = parse_window_attrs(s.node.attrs, s.label);
   if (!a) return a.error();

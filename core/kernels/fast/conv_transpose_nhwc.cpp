@@ -13,7 +13,7 @@
 #include "core/kernels/fast/gemm_rows.h"
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/fast/pack.h"
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 
 namespace weave::fast {
 namespace {
@@ -60,8 +60,8 @@ class FastConvTranspose final : public Kernel {
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
     if (x.rank() != 4 || x[3] != C_)
-      return make_error(ctx.label, ": NHWC input ", ref::dims_str(x), " does not have the weights' ", C_,
-                        " channels");
+      return make_error(ctx.label, ": NHWC input ", kern::dims_bracketed(x), " does not have the weights' ",
+                        C_, " channels");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = Dims{x[0], x[1] * KH_, x[2] * KW_, M_};
     ctx.workspace =
@@ -86,7 +86,7 @@ class FastConvTranspose final : public Kernel {
         g.IW = x[2];
         g.ldx = C_;
         g.x_image = x[2] * C_;
-        g.y = ref::out_f32(ctx, 0) + (a * OW + b) * M_;
+        g.y = kern::out_f32(ctx, 0) + (a * OW + b) * M_;
         g.OW = x[2];
         g.ldy = KW_ * M_;
         g.y_image = KH_ * OW * M_;
@@ -105,7 +105,7 @@ class FastConvTranspose final : public Kernel {
     const int64_t taps = KH_ * KW_, P = x[0] * x[1] * x[2], OW = x[2] * KW_, cols = taps * M_;
     auto* t = reinterpret_cast<float*>(ctx.workspace.data());  // [P][taps * M]
     gemm_rows(ops_, ctx.inputs[0].as<float>(), P, C_, layout_, w, cols, t, nullptr, nullptr, ctx.parallel);
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     ctx.parallel.for_range(x[0] * x[1], 4, [&](int64_t r0, int64_t r1) {
       for (int64_t row = r0; row < r1; ++row) {  // (n, i): input row; its outputs are KH rows
         const int64_t n = row / x[1], i = row % x[1];
@@ -165,11 +165,11 @@ bool conv_transpose_nhwc_supported(const Node& n, const Value* x, const Value* w
 
 Expected<std::unique_ptr<Kernel>> make_fast_conv_transpose(const KernelSetup& s) {
   const Ops* ops = fast::ops();
-  const ConstTensorView* wc = ref::constant(s, 1);
-  const ConstTensorView* bc = ref::constant(s, 2);
+  const ConstTensorView* wc = kern::constant(s, 1);
+  const ConstTensorView* bc = kern::constant(s, 2);
   if (ops == nullptr || s.node.attrs.get_string("weave_layout") != "NHWC" ||
-      !conv_transpose_nhwc_supported(s.node, ref::input_info(s, 0), ref::input_info(s, 1), wc != nullptr,
-                                     ref::input_info(s, 2), bc != nullptr))
+      !conv_transpose_nhwc_supported(s.node, kern::input_info(s, 0), kern::input_info(s, 1), wc != nullptr,
+                                     kern::input_info(s, 2), bc != nullptr))
     return std::unique_ptr<Kernel>();
   auto act = parse_epilogue(s);
   if (!act) return act.error();

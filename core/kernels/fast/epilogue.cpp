@@ -1,37 +1,37 @@
 #include "core/kernels/fast/epilogue.h"
 
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 
 namespace weave::fast {
 
 Expected<Activation> parse_epilogue(const KernelSetup& s) {
-  auto r = ref::parse_activation(s);
+  auto r = kern::parse_activation(s);
   if (!r) return r.error();
   Activation a;
   a.post_mul = r->post_mul;
   a.post_add = r->post_add;
   switch (r->kind) {
-    case ref::Activation::none:
+    case kern::Activation::none:
       break;
-    case ref::Activation::relu:
+    case kern::Activation::relu:
       a.kind = Activation::relu;
       break;
-    case ref::Activation::clip:
+    case kern::Activation::clip:
       a.kind = Activation::clip, a.p0 = r->lo, a.p1 = r->hi;
       break;
-    case ref::Activation::leaky_relu:
+    case kern::Activation::leaky_relu:
       a.kind = Activation::leaky_relu, a.p0 = r->alpha;
       break;
-    case ref::Activation::hard_swish:
+    case kern::Activation::hard_swish:
       a.kind = Activation::hard_swish;
       break;
-    case ref::Activation::sigmoid:
+    case kern::Activation::sigmoid:
       a.kind = Activation::sigmoid;
       break;
-    case ref::Activation::hard_sigmoid:
+    case kern::Activation::hard_sigmoid:
       a.kind = Activation::hard_sigmoid, a.p0 = r->alpha, a.p1 = r->beta;
       break;
-    case ref::Activation::tanh:
+    case kern::Activation::tanh:
       a.kind = Activation::tanh;
       break;
   }

@@ -10,7 +10,7 @@
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/fast/pack.h"
 #include "core/kernels/fused_ops.h"
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/spatial.h"
 
 namespace weave::fast {
@@ -70,9 +70,10 @@ class ExpandDepthwise final : public Kernel {
 
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
-    if (x.rank() != 4) return make_error(ctx.label, ": NHWC input ", ref::dims_str(x), " must have rank 4");
+    if (x.rank() != 4)
+      return make_error(ctx.label, ": NHWC input ", kern::dims_bracketed(x), " must have rank 4");
     if (x[3] != Cin_)
-      return make_error(ctx.label, ": input ", ref::dims_str(x), " (NHWC) has ", x[3],
+      return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " (NHWC) has ", x[3],
                         " channels; the expansion weights expect ", Cin_);
     auto geo = geometry(x, ctx.label);
     if (!geo) return geo.error();
@@ -92,7 +93,7 @@ class ExpandDepthwise final : public Kernel {
     const int64_t n_bands = bands(rows, std::min<int64_t>(bands_, ctx.parallel.threads()));
     const int64_t slice = slice_floats(b.geo);
     const float* x = ctx.inputs[0].as<float>();
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     auto* scratch = reinterpret_cast<float*>(ctx.workspace.data());
     const int64_t shared_rows = std::max<int64_t>(0, b.span - b.SH);  // per band boundary
     if (n_bands > 1 && rows < 2 * shared_rows * n_bands && whole_floats(b.geo) > 0) {
@@ -243,10 +244,10 @@ Expected<std::unique_ptr<Kernel>> make_fast_expand_depthwise(const KernelSetup& 
   if (ops == nullptr) return make_error(s.label, ": ExpandDepthwise needs the fast CPU path");
   if (s.node.inputs.size() != 5 || s.node.outputs.size() != 1)
     return make_error(s.label, ": ExpandDepthwise takes 5 inputs and gives 1 output");
-  const ConstTensorView* we = ref::constant(s, 1);
-  const ConstTensorView* be = ref::constant(s, 2);
-  const ConstTensorView* wd = ref::constant(s, 3);
-  const ConstTensorView* bd = ref::constant(s, 4);
+  const ConstTensorView* we = kern::constant(s, 1);
+  const ConstTensorView* be = kern::constant(s, 2);
+  const ConstTensorView* wd = kern::constant(s, 3);
+  const ConstTensorView* bd = kern::constant(s, 4);
   if (we == nullptr || wd == nullptr || we->dtype != DType::float32 || wd->dtype != DType::float32 ||
       we->dims.rank() != 4 || wd->dims.rank() != 4 || we->dims[2] != 1 || we->dims[3] != 1 ||
       wd->dims[0] != we->dims[0] || wd->dims[1] != 1)

@@ -11,8 +11,8 @@
 #include "core/kernels/fast/gemm_rows.h"
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/fast/pack.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/matmul_plan.h"
-#include "core/kernels/ref_util.h"
 
 namespace weave::fast {
 namespace {
@@ -50,7 +50,7 @@ class FastMatMul final : public Kernel {
   void run(const RunContext& ctx) const override {
     const MatMulPlan* p = &ctx.kept<MatMulPlan>();
     const float* A = ctx.inputs[0].as<float>();
-    float* Y = ref::out_f32(ctx, 0);
+    float* Y = kern::out_f32(ctx, 0);
     const int64_t nb = p->batch.numel(), M = p->M, N = p->N, K = p->K;
     if (nb <= 0 || M == 0 || N == 0) return;
     if (K == 0) {
@@ -110,11 +110,11 @@ class FastGemm final : public Kernel {
   Status infer(ShapeContext& ctx) const override {
     const Dims& a = ctx.inputs[0].dims;
     if (a.rank() != 2 || a[1] != K_)
-      return make_error(ctx.label, ": Gemm inner dims differ: A ", ref::dims_str(a), " (transA 0) and B ",
-                        ref::dims_str(b_), " (transB ", tb_ ? 1 : 0, ")");
+      return make_error(ctx.label, ": Gemm inner dims differ: A ", kern::dims_bracketed(a),
+                        " (transA 0) and B ", kern::dims_bracketed(b_), " (transB ", tb_ ? 1 : 0, ")");
     if (residual_ && !(ctx.inputs[2].dims == Dims{a[0], N_}))
-      return make_error(ctx.label, ": Gemm C ", ref::dims_str(ctx.inputs[2].dims), " does not match [", a[0],
-                        "x", N_, "]");
+      return make_error(ctx.label, ": Gemm C ", kern::dims_bracketed(ctx.inputs[2].dims), " does not match [",
+                        a[0], "x", N_, "]");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = Dims{a[0], N_};
     ctx.workspace = 0;
@@ -126,7 +126,7 @@ class FastGemm final : public Kernel {
     const float* residual = residual_ ? ctx.inputs[2].as<float>() : nullptr;
     const auto* bias = bias_.size() > 0 ? reinterpret_cast<const float*>(bias_.data()) : nullptr;
     gemm_rows(ops_, ctx.inputs[0].as<float>(), M, K_, packed_.layout, packed_.floats(), N_,
-              ref::out_f32(ctx, 0), bias, residual, ctx.parallel);
+              kern::out_f32(ctx, 0), bias, residual, ctx.parallel);
   }
 
  private:
@@ -143,11 +143,11 @@ class FastGemm final : public Kernel {
 
 Expected<std::unique_ptr<Kernel>> make_fast_matmul(const KernelSetup& s) {
   const Ops* ops = fast::ops();
-  if (ops == nullptr || s.node.inputs.size() != 2 || !is_float(ref::input_info(s, 0)) ||
-      !is_float(ref::input_info(s, 1)))
+  if (ops == nullptr || s.node.inputs.size() != 2 || !is_float(kern::input_info(s, 0)) ||
+      !is_float(kern::input_info(s, 1)))
     return std::unique_ptr<Kernel>();
   auto k = std::make_unique<FastMatMul>(*ops);
-  if (const ConstTensorView* b = ref::constant(s, 1); b != nullptr && b->dims.rank() == 2 && b->numel() > 0)
+  if (const ConstTensorView* b = kern::constant(s, 1); b != nullptr && b->dims.rank() == 2 && b->numel() > 0)
     k->pack(b->as<float>(), b->dims[0], b->dims[1]);
   return std::unique_ptr<Kernel>(std::move(k));
 }
@@ -155,9 +155,9 @@ Expected<std::unique_ptr<Kernel>> make_fast_matmul(const KernelSetup& s) {
 Expected<std::unique_ptr<Kernel>> make_fast_gemm(const KernelSetup& s) {
   const Ops* ops = fast::ops();
   const auto& at = s.node.attrs;
-  const ConstTensorView* b = ref::constant(s, 1);
+  const ConstTensorView* b = kern::constant(s, 1);
   if (ops == nullptr || s.node.inputs.size() < 2 || s.node.inputs.size() > 3 ||
-      at.get_int("transA", 0) != 0 || !is_float(ref::input_info(s, 0)) || b == nullptr ||
+      at.get_int("transA", 0) != 0 || !is_float(kern::input_info(s, 0)) || b == nullptr ||
       b->dtype != DType::float32 || b->dims.rank() != 2 || b->numel() == 0)
     return std::unique_ptr<Kernel>();
   const bool tb = at.get_int("transB", 0) != 0;
@@ -167,9 +167,9 @@ Expected<std::unique_ptr<Kernel>> make_fast_gemm(const KernelSetup& s) {
   int64_t c_numel = 0;
   bool residual = false;
   if (s.node.inputs.size() == 3 && s.node.inputs[2] != kNoValue && beta != 0.f) {
-    const Value* cv = ref::input_info(s, 2);
+    const Value* cv = kern::input_info(s, 2);
     if (!is_float(cv)) return std::unique_ptr<Kernel>();
-    const ConstTensorView* cc = ref::constant(s, 2);
+    const ConstTensorView* cc = kern::constant(s, 2);
     const bool row =
         cc != nullptr && (cc->numel() == 1 || (cc->numel() == N && cc->dims[cc->dims.rank() - 1] == N));
     if (row) {

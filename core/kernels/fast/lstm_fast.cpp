@@ -1,15 +1,15 @@
 // The LSTM's two matrix products on the fast path: W and R of every direction packed once at
 // create (and the two biases summed), so each time step is one micro-kernel pass over packed
 // R instead of a reference sgemm that repacks it every step. The gate equations are the LSTM
-// kernel's own (core/kernels/rnn.cpp, through core/kernels/lstm_gemm.h).
+// kernel's own (core/kernels/ref/rnn.cpp, through core/kernels/lstm_gemm.h).
 #include <vector>
 
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/gemm_rows.h"
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/fast/pack.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/lstm_gemm.h"
-#include "core/kernels/ref_util.h"
 
 namespace weave::fast {
 namespace {
@@ -55,11 +55,11 @@ class FastLstmGemm final : public LstmGemm {
 
 Expected<std::unique_ptr<Kernel>> make_fast_lstm(const KernelSetup& s) {
   const Ops* ops = fast::ops();
-  const ConstTensorView* w = ref::constant(s, 1);
-  const ConstTensorView* r = ref::constant(s, 2);
+  const ConstTensorView* w = kern::constant(s, 1);
+  const ConstTensorView* r = kern::constant(s, 2);
   const bool has_b = s.node.inputs.size() > 3 && s.node.inputs[3] != kNoValue;
-  const ConstTensorView* b = has_b ? ref::constant(s, 3) : nullptr;
-  const Value* x = ref::input_info(s, 0);
+  const ConstTensorView* b = has_b ? kern::constant(s, 3) : nullptr;
+  const Value* x = kern::input_info(s, 0);
   if (ops == nullptr || x == nullptr || x->dtype != DType::float32 || w == nullptr || r == nullptr ||
       (has_b && b == nullptr) || w->dtype != DType::float32 || r->dtype != DType::float32 ||
       w->dims.rank() != 3 || r->dims.rank() != 3 || w->dims[0] != r->dims[0] || w->dims[1] != r->dims[1] ||

@@ -4,7 +4,7 @@
 
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/spatial.h"
 
 namespace weave::fast {
@@ -17,7 +17,8 @@ class FastPool final : public Kernel {
 
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
-    if (x.rank() != 4) return make_error(ctx.label, ": NHWC input ", ref::dims_str(x), " must have rank 4");
+    if (x.rank() != 4)
+      return make_error(ctx.label, ": NHWC input ", kern::dims_bracketed(x), " must have rank 4");
     // Everything of the pool's arguments but the tensors, for run().
     PoolArgs p;
     p.N = x[0], p.IH = x[1], p.IW = x[2], p.C = x[3];
@@ -25,7 +26,7 @@ class FastPool final : public Kernel {
     p.count_include_pad = include_pad_;
     if (global_) {
       if (max_ && x[1] * x[2] == 0)
-        return make_error(ctx.label, ": GlobalMaxPool of empty input ", ref::dims_str(x));
+        return make_error(ctx.label, ": GlobalMaxPool of empty input ", kern::dims_bracketed(x));
       ctx.outputs[0].dims = Dims{x[0], 1, 1, x[3]};
       p.KH = p.IH, p.KW = p.IW;
     } else {
@@ -46,7 +47,7 @@ class FastPool final : public Kernel {
   void run(const RunContext& ctx) const override {
     PoolArgs p = ctx.kept<PoolArgs>();
     p.x = ctx.inputs[0].as<float>();
-    p.y = ref::out_f32(ctx, 0);
+    p.y = kern::out_f32(ctx, 0);
     ops_.pool(p, ctx.parallel);
   }
 
@@ -77,7 +78,7 @@ bool pool_nhwc_supported(const Node& n, const Value* x) {
 Expected<std::unique_ptr<Kernel>> make_fast_pool(const KernelSetup& s) {
   const Ops* ops = fast::ops();
   if (ops == nullptr || s.node.attrs.get_string("weave_layout") != "NHWC" ||
-      !pool_nhwc_supported(s.node, ref::input_info(s, 0)))
+      !pool_nhwc_supported(s.node, kern::input_info(s, 0)))
     return std::unique_ptr<Kernel>();
   const bool global = s.node.op == "GlobalAveragePool" || s.node.op == "GlobalMaxPool";
   const bool is_max = s.node.op == "MaxPool" || s.node.op == "GlobalMaxPool";

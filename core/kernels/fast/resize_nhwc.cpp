@@ -7,7 +7,7 @@
 
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 #include "core/kernels/resize_map.h"
 
 namespace weave::fast {
@@ -23,8 +23,8 @@ class FastResize final : public Kernel {
     WEAVE_TRY(spec_.plan(ctx.inputs, ctx.label, out, scale));
     const Dims& x = ctx.inputs[0].dims;
     if (x.rank() != 4 || out[0] != x[0] || out[3] != x[3])
-      return make_error(ctx.label, ": the fast Resize keeps the first and last axes of ", ref::dims_str(x),
-                        ", not ", ref::dims_str(out));
+      return make_error(ctx.label, ": the fast Resize keeps the first and last axes of ",
+                        kern::dims_bracketed(x), ", not ", kern::dims_bracketed(out));
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
     auto m = spec_.maps(x, out, scale, 1, 3, ctx.label);  // rows and columns
@@ -47,7 +47,7 @@ class FastResize final : public Kernel {
     } const mh{m.i0.data(), m.i1.data(), m.lam.data()},
         mw{m.i0.data() + OH, m.i1.data() + OH, m.lam.data() + OH};
     const float* x = ctx.inputs[0].as<float>();
-    float* y = ref::out_f32(ctx, 0);
+    float* y = kern::out_f32(ctx, 0);
     const std::size_t row_bytes = static_cast<std::size_t>(C) * sizeof(float);
     ctx.parallel.for_range(xd[0] * OH, 4, [&](int64_t r0, int64_t r1) {
       for (int64_t row = r0; row < r1; ++row) {

@@ -2,7 +2,7 @@
 // the reference kernel.
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
-#include "core/kernels/ref_util.h"
+#include "core/kernels/kernel_util.h"
 
 namespace weave::fast {
 namespace {
@@ -16,7 +16,7 @@ class FastSoftmax final : public Kernel {
     const Dims& x = ctx.inputs[0].dims;
     const int64_t a = axis_ < 0 ? axis_ + x.rank() : axis_;
     if (x.rank() < 1 || a < 0 || a >= x.rank())
-      return make_error(ctx.label, ": axis ", axis_, " is out of range for input ", ref::dims_str(x));
+      return make_error(ctx.label, ": axis ", axis_, " is out of range for input ", kern::dims_bracketed(x));
     // Opset 13: along `axis`; before (coerce_2d): over every axis from `axis` on. Either way
     // this kernel takes the innermost axis only.
     if (!coerce_ && a != x.rank() - 1)
@@ -33,7 +33,7 @@ class FastSoftmax final : public Kernel {
     int64_t n = 1;
     for (int i = static_cast<int>(a); i < x.rank(); ++i) n *= x[i];
     if (n == 0) return;
-    ops_.softmax_rows(ctx.inputs[0].as<float>(), ref::out_f32(ctx, 0), x.numel() / n, n, log_, ctx.parallel);
+    ops_.softmax_rows(ctx.inputs[0].as<float>(), kern::out_f32(ctx, 0), x.numel() / n, n, log_, ctx.parallel);
   }
 
  private:
@@ -46,7 +46,7 @@ class FastSoftmax final : public Kernel {
 
 Expected<std::unique_ptr<Kernel>> make_fast_softmax(const KernelSetup& s) {
   const Ops* ops = fast::ops();
-  const Value* x = ref::input_info(s, 0);
+  const Value* x = kern::input_info(s, 0);
   if (ops == nullptr || s.node.inputs.size() != 1 || x == nullptr || x->dtype != DType::float32 ||
       !x->rank_known)
     return std::unique_ptr<Kernel>();

@@ -1,0 +1,156 @@
+// Unique.
+// Its output shape depends on input values (Kernel::value_inputs): the planner computes it once
+// those values are known (core/runtime/plan.h).
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <vector>
+
+#include "core/kernels/kernel_util.h"
+#include "core/kernels/ref/register.h"
+#include "core/kernels/registry.h"
+
+namespace weave {
+namespace {
+
+using kern::make_kernel;
+using kern::need;
+using kern::need_values;
+
+using Made = Expected<std::unique_ptr<Kernel>>;
+
+// ---------------------------------------------------------------- Unique
+
+// Unique elements (or slices along `axis`) of X: Y, and optionally indices (first occurrence),
+// inverse_indices and counts. sorted=1 orders Y ascending (lexicographically for slices), else
+// by first occurrence.
+class UniqueKernel final : public Kernel {
+ public:
+  UniqueKernel(bool has_axis, int64_t axis, bool sorted)
+      : has_axis_(has_axis), axis_(axis), sorted_(sorted) {}
+  [[nodiscard]] uint32_t value_inputs() const override { return 1u << 0; }
+  Status infer(ShapeContext& ctx) const override {
+    WEAVE_TRY(need(ctx, 1));
+    if (!kern::in_set<kern::kAllNumeric | kern::kBool>(ctx.inputs[0].dtype))
+      return make_error(ctx.label, ": dtype ", dtype_name(ctx.inputs[0].dtype), " is not supported");
+    WEAVE_TRY(need_values(ctx, 0, "the input"));
+    const Dims& d = ctx.inputs[0].dims;
+    if (has_axis_) {
+      auto a = kern::normalize_axis(axis_, d.rank(), ctx.label);
+      if (!a) return a.error();
+    }
+    Groups g = group(ctx.inputs[0]);
+    const auto u = static_cast<int64_t>(g.first.size());
+    Dims y = has_axis_ ? d : Dims{u};
+    if (has_axis_) y[static_cast<int>(axis_ < 0 ? axis_ + d.rank() : axis_)] = u;
+    ctx.outputs[0].dtype = ctx.inputs[0].dtype;
+    ctx.outputs[0].dims = y;
+    const int64_t n = static_cast<int64_t>(g.inverse.size());
+    const Dims sizes[] = {Dims{u}, Dims{n}, Dims{u}};
+    for (std::size_t k = 1; k < ctx.outputs.size() && k < 4; ++k) {
+      ctx.outputs[k].dtype = DType::int64;
+      ctx.outputs[k].dims = sizes[k - 1];
+    }
+    return {};
+  }
+  void run(const RunContext& ctx) const override {
+    Groups g = group(ctx.inputs[0]);
+    const View v = view(ctx.inputs[0]);
+    const auto* src = static_cast<const std::byte*>(ctx.inputs[0].data);
+    auto* dst = static_cast<std::byte*>(ctx.outputs[0].data);
+    const auto u = static_cast<int64_t>(g.first.size());
+    for (int64_t o = 0; o < v.outer; ++o)
+      for (int64_t j = 0; j < u; ++j)
+        std::memcpy(dst + (o * u + j) * v.inner, src + (o * v.dim + g.first[j]) * v.inner,
+                    static_cast<std::size_t>(v.inner));
+    auto put = [&](std::size_t k, const std::vector<int64_t>& vals) {
+      if (k < ctx.outputs.size() && ctx.outputs[k].present())
+        std::copy(vals.begin(), vals.end(), ctx.outputs[k].as<int64_t>());
+    };
+    put(1, g.first);
+    put(2, g.inverse);
+    put(3, g.counts);
+  }
+
+ private:
+  struct View {
+    int64_t outer = 1, dim = 1, inner = 1;  // inner in bytes
+  };
+  struct Groups {
+    std::vector<int64_t> first, inverse, counts;
+  };
+  [[nodiscard]] View view(const ConstTensorView& x) const {
+    const auto es = static_cast<int64_t>(dtype_size(x.dtype));
+    if (!has_axis_) return View{1, x.numel(), es};
+    const auto a = kern::around_axis(x.dims, axis_, es);
+    return View{a.outer, a.dim, a.inner};
+  }
+  // Element/slice j as a vector of doubles (every outer block, then the inner elements).
+  [[nodiscard]] std::vector<double> key(const ConstTensorView& x, const View& v, int64_t j) const {
+    const auto es = static_cast<int64_t>(dtype_size(x.dtype));
+    const int64_t per = v.inner / es;
+    std::vector<double> k;
+    k.reserve(static_cast<std::size_t>(v.outer * per));
+    (void)kern::dispatch_dtype<kern::kAllNumeric | kern::kBool>(x.dtype, [&](auto tag) {
+      constexpr DType D = decltype(tag)::value;
+      const auto* p = x.as<kern::storage_t<D>>();
+      for (int64_t o = 0; o < v.outer; ++o)
+        for (int64_t i = 0; i < per; ++i) {
+          const auto e = p[(o * v.dim + j) * per + i];
+          if constexpr (D == DType::float16)
+            k.push_back(kern::half_to_float(e));
+          else
+            k.push_back(static_cast<double>(e));
+        }
+    });
+    return k;
+  }
+  [[nodiscard]] Groups group(const ConstTensorView& x) const {
+    const View v = view(x);
+    std::map<std::vector<double>, int64_t> seen;  // key -> group (in first-occurrence order)
+    Groups g;
+    std::vector<std::vector<double>> keys;
+    for (int64_t j = 0; j < v.dim; ++j) {
+      auto k = key(x, v, j);
+      auto [it, fresh] = seen.emplace(k, static_cast<int64_t>(g.first.size()));
+      if (fresh) {
+        g.first.push_back(j);
+        g.counts.push_back(0);
+        keys.push_back(std::move(k));
+      }
+      g.inverse.push_back(it->second);
+      ++g.counts[static_cast<std::size_t>(it->second)];
+    }
+    if (sorted_) {
+      std::vector<int64_t> order(g.first.size()), rank(g.first.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return keys[a] < keys[b]; });
+      for (std::size_t i = 0; i < order.size(); ++i)
+        rank[static_cast<std::size_t>(order[i])] = static_cast<int64_t>(i);
+      Groups s;
+      for (int64_t o : order) {
+        s.first.push_back(g.first[static_cast<std::size_t>(o)]);
+        s.counts.push_back(g.counts[static_cast<std::size_t>(o)]);
+      }
+      for (int64_t i : g.inverse) s.inverse.push_back(rank[static_cast<std::size_t>(i)]);
+      return s;
+    }
+    return g;
+  }
+
+  bool has_axis_;
+  int64_t axis_;
+  bool sorted_;
+};
+
+}  // namespace
+
+void register_unique(KernelRegistry& r) {
+  r.add("Unique", [](const KernelSetup& s) -> Made {
+    return make_kernel<UniqueKernel>(s.node.attrs.has("axis"), s.node.attrs.get_int("axis", 0),
+                                     s.node.attrs.get_int("sorted", 1) != 0);
+  });
+}
+
+}  // namespace weave
