@@ -40,12 +40,7 @@ class FastResize final : public Kernel {
     const Dims& xd = ctx.inputs[0].dims;
     if (out.numel() == 0 || xd.numel() == 0) return;
     const int64_t OH = out[1], OW = out[2], IH = xd[1], IW = xd[2], C = xd[3];
-    struct {
-      const int64_t* i0;
-      const int64_t* i1;
-      const float* lam;
-    } const mh{m.i0.data(), m.i1.data(), m.lam.data()},
-        mw{m.i0.data() + OH, m.i1.data() + OH, m.lam.data() + OH};
+    const ResizeMaps::Axis mh = m.axis(1), mw = m.axis(2);
     const float* x = ctx.inputs[0].as<float>();
     float* y = kern::out_f32(ctx, 0);
     const std::size_t row_bytes = static_cast<std::size_t>(C) * sizeof(float);

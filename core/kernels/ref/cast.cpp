@@ -129,12 +129,13 @@ class CastKernel final : public Kernel {
         return make_error(ctx.label, ": CastLike needs the target_type input");
       to = ctx.inputs[1].dtype;
     }
-    if (cast_fn(ctx.inputs[0].dtype, to) == nullptr)
+    const CastFn fn = cast_fn(ctx.inputs[0].dtype, to);
+    if (fn == nullptr)
       return make_error(ctx.label, ": Cast from ", dtype_name(ctx.inputs[0].dtype), " to ", dtype_name(to),
                         " is not supported");
     ctx.outputs[0].dtype = to;
     ctx.outputs[0].dims = ctx.inputs[0].dims;
-    ctx.keep(cast_fn(ctx.inputs[0].dtype, to));
+    ctx.keep(fn);
     return {};
   }
   void run(const RunContext& ctx) const override {

@@ -135,10 +135,14 @@ class ConvKernel final : public Kernel {
     ctx.keep(g);
     ctx.workspace = 0;
     if (!depthwise(x) && !pointwise(g)) {
-      const int64_t bytes = w[1] * g.k_size() * g.out_size() * int64_t{4};
-      if (bytes > kMaxWorkspace)
-        return make_error(ctx.label, ": im2col buffer of ", bytes, " bytes is too large for input ",
-                          kern::dims_bracketed(x), " and weights ", kern::dims_bracketed(w));
+      // Checked: every dim may be up to the plan's bound (2^40), and so their product not fit.
+      const int64_t col[] = {w[1], g.k[0], g.k[1], g.k[2], g.out[0], g.out[1], g.out[2]};
+      const int64_t bytes = checked_bytes(col, sizeof(float));
+      if (bytes < 0 || bytes > kMaxWorkspace)
+        return make_error(ctx.label, ": im2col buffer of ",
+                          bytes < 0 ? std::string("more than 2^63") : std::to_string(bytes),
+                          " bytes is too large for input ", kern::dims_bracketed(x), " and weights ",
+                          kern::dims_bracketed(w));
       ctx.workspace = static_cast<std::size_t>(bytes);
     }
     return {};

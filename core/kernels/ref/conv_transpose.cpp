@@ -102,10 +102,13 @@ class ConvTransposeKernel final : public Kernel {
     for (int i = 3 - (x.rank() - 2); i < 3; ++i) out.push_back(g->out[i]);
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
-    const int64_t bytes = w[1] * g->k_size() * g->in_size() * int64_t{4};
-    if (bytes > kMaxWorkspace)
-      return make_error(ctx.label, ": column buffer of ", bytes, " bytes is too large for input ",
-                        kern::dims_bracketed(x), " and weights ", kern::dims_bracketed(w));
+    const int64_t col[] = {w[1], g->k[0], g->k[1], g->k[2], g->in[0], g->in[1], g->in[2]};
+    const int64_t bytes = checked_bytes(col, sizeof(float));  // checked, as the Conv's
+    if (bytes < 0 || bytes > kMaxWorkspace)
+      return make_error(ctx.label, ": column buffer of ",
+                        bytes < 0 ? std::string("more than 2^63") : std::to_string(bytes),
+                        " bytes is too large for input ", kern::dims_bracketed(x), " and weights ",
+                        kern::dims_bracketed(w));
     ctx.workspace = static_cast<std::size_t>(bytes);
     ctx.keep(*g);
     return {};

@@ -45,14 +45,15 @@ class LayerNormKernel final : public Kernel {
       ctx.outputs[o].dims = stat;
     }
     ctx.workspace = 0;
-    ctx.keep(*a);
+    int64_t normalized = 1;  // the elements of one row: the dims from the axis on
+    for (int i = *a; i < x.rank(); ++i) normalized *= x[i];
+    ctx.keep(normalized);
     return {};
   }
 
   void run(const RunContext& ctx) const override {
     const Dims& xd = ctx.inputs[0].dims;
-    int64_t D = 1;
-    for (int i = ctx.kept<int>(); i < xd.rank(); ++i) D *= xd[i];
+    const int64_t D = ctx.kept<int64_t>();
     const int64_t rows = D > 0 ? xd.numel() / D : 0;
     const float* x = ctx.inputs[0].as<float>();
     const float* sc = ctx.inputs[1].as<float>();

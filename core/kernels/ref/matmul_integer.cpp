@@ -29,6 +29,7 @@ struct IntMatMul {
   Dims out;
   int64_t m = 0, k = 0, n = 0;
   Dims a_batch, b_batch, batch;
+  kern::Plan pa, pb;  // where each batch of the output reads A and B (broadcast)
 
   Status plan(const Dims& a, const Dims& b, const std::string& label) {
     if (a.rank() < 1 || b.rank() < 1) return make_error(label, ": inputs must have rank >= 1");
@@ -44,6 +45,8 @@ struct IntMatMul {
     out = batch;
     if (a.rank() >= 2) out.push_back(m);
     if (b.rank() >= 2) out.push_back(n);
+    pa = kern::broadcast_plan(batch, {&a_batch});
+    pb = kern::broadcast_plan(batch, {&b_batch});
     return {};
   }
 
@@ -51,8 +54,6 @@ struct IntMatMul {
   template <class Put>
   void run(const ConstTensorView& a, int32_t za_default, const ConstTensorView* za, const ConstTensorView& b,
            const ConstTensorView* zb, Put&& put) const {
-    const kern::Plan pa = kern::broadcast_plan(batch, {&a_batch});
-    const kern::Plan pb = kern::broadcast_plan(batch, {&b_batch});
     const int64_t batches = batch.numel();
     for (int64_t t = 0; t < batches; ++t) {
       int64_t oa = 0, ob = 0;

@@ -73,7 +73,7 @@ class PadKernel final : public Kernel {
     } else if (ctx.inputs[0].dtype != DType::float32) {
       return make_error(ctx.label, ": Pad before opset 11 supports float32 only");
     }
-    WEAVE_TRY(resolve(in, raw, axes, pads, &ctx.label));
+    WEAVE_TRY(resolve(in, raw, axes, pads, ctx.label));
     Dims out = in;
     for (int i = 0; i < in.rank(); ++i) {
       out[i] = in[i] + pads[i] + pads[i + in.rank()];
@@ -159,22 +159,20 @@ class PadKernel final : public Kernel {
  private:
   // pads (2*len(axes) or 2*rank) -> per-axis [begins..., ends...] for all rank axes.
   static Status resolve(const Dims& in, std::span<const int64_t> raw, std::span<const int64_t> axes,
-                        std::array<int64_t, 2 * kMaxRank>& pads, const std::string* label) {
+                        std::array<int64_t, 2 * kMaxRank>& pads, const std::string& label) {
     const int r = in.rank();
     const std::size_t n = axes.empty() ? static_cast<std::size_t>(r) : axes.size();
-    if (label && raw.size() != 2 * n)
-      return make_error(*label, ": pads has ", raw.size(), " values, expected ", 2 * n, " for shape ",
+    if (raw.size() != 2 * n)
+      return make_error(label, ": pads has ", raw.size(), " values, expected ", 2 * n, " for shape ",
                         dims_str(in));
     for (std::size_t k = 0; k < n && 2 * k + 1 <= raw.size(); ++k) {
       int64_t ax = axes.empty() ? static_cast<int64_t>(k) : axes[k];
       if (ax < 0) ax += r;
-      if (ax < 0 || ax >= r) {
-        if (label) return make_error(*label, ": pad axis ", axes[k], " is out of range for ", dims_str(in));
-        continue;
-      }
+      if (ax < 0 || ax >= r)
+        return make_error(label, ": pad axis ", axes[k], " is out of range for ", dims_str(in));
       const int64_t lim = int64_t{1} << 40;  // keeps sums far from overflow; sizes are checked later
-      if (label && (std::abs(raw[k]) > lim || std::abs(raw[k + n]) > lim))
-        return make_error(*label, ": pads are too large");
+      if (std::abs(raw[k]) > lim || std::abs(raw[k + n]) > lim)
+        return make_error(label, ": pads are too large");
       pads[ax] = raw[k];
       pads[ax + r] = raw[k + n];
     }

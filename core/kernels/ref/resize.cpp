@@ -5,8 +5,8 @@
 //  nearest: any rank; each output index maps to one input index per axis.
 //  linear:  bilinear over the last two axes (other axes must keep their size).
 //  cubic and tf_crop_and_resize are rejected with a clear error.
-// Per-axis index/weight tables are built in the workspace at run time, then one pass over the
-// output rows reads them.
+// Per-axis index/weight tables are built once per input shape by infer() (ResizeSpec::maps,
+// kept by the plan), then each run is one pass over the output rows reading them.
 //
 // The general kernel takes the Resize modes the main kernel leaves out: cubic,
 // tf_crop_and_resize and tf_half_pixel_for_nn.

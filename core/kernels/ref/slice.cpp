@@ -26,33 +26,32 @@ struct SliceParams {
 };
 
 // ONNX Slice semantics: negative starts/ends count from the end, values are clamped, steps may
-// be negative. `label` null = no validation (run path).
+// be negative. Errors name `label`.
 Status slice_params(const Dims& d, std::span<const int64_t> starts, std::span<const int64_t> ends,
                     std::span<const int64_t> axes, std::span<const int64_t> steps, SliceParams& p,
-                    const std::string* label) {
+                    const std::string& label) {
   const int r = d.rank();
   for (int i = 0; i < r; ++i) {
     p.start[i] = 0;
     p.step[i] = 1;
     p.count[i] = d[i];
   }
-  if (label && starts.size() != ends.size())
-    return make_error(*label, ": starts and ends have different lengths (", starts.size(), " and ",
+  if (starts.size() != ends.size())
+    return make_error(label, ": starts and ends have different lengths (", starts.size(), " and ",
                       ends.size(), ")");
-  if (label &&
-      ((!axes.empty() && axes.size() != starts.size()) || (!steps.empty() && steps.size() != starts.size())))
-    return make_error(*label, ": axes/steps lengths differ from starts");
+  if ((!axes.empty() && axes.size() != starts.size()) || (!steps.empty() && steps.size() != starts.size()))
+    return make_error(label, ": axes/steps lengths differ from starts");
   std::array<bool, kMaxRank> seen{};
   for (std::size_t k = 0; k < starts.size() && k < ends.size(); ++k) {
     int64_t ax = axes.empty() ? static_cast<int64_t>(k) : axes[k];
     if (ax < 0) ax += r;
-    if (label && (ax < 0 || ax >= r))
-      return make_error(*label, ": slice axis ", axes.empty() ? k : axes[k], " is out of range for ",
+    if (ax < 0 || ax >= r)
+      return make_error(label, ": slice axis ", axes.empty() ? k : axes[k], " is out of range for ",
                         dims_str(d));
-    if (label && seen[ax]) return make_error(*label, ": axis ", ax, " is sliced twice");
+    if (seen[ax]) return make_error(label, ": axis ", ax, " is sliced twice");
     seen[ax] = true;
     int64_t step = steps.empty() ? 1 : steps[k];
-    if (label && step == 0) return make_error(*label, ": slice step is 0");
+    if (step == 0) return make_error(label, ": slice step is 0");
     const int64_t dim = d[static_cast<int>(ax)];
     // Steps larger than the dim select at most one element; clamping them avoids overflow.
     step = std::clamp<int64_t>(step, -(dim + 1), dim + 1);
@@ -103,7 +102,7 @@ class SliceKernel final : public Kernel {
       }
     }
     SliceParams p;
-    WEAVE_TRY(slice_params(ctx.inputs[0].dims, v[0], v[1], v[2], v[3], p, &ctx.label));
+    WEAVE_TRY(slice_params(ctx.inputs[0].dims, v[0], v[1], v[2], v[3], p, ctx.label));
     Dims out;
     for (int i = 0; i < ctx.inputs[0].dims.rank(); ++i) out.push_back(p.count[i]);
     ctx.outputs[0].dtype = ctx.inputs[0].dtype;

@@ -120,35 +120,34 @@ class TransposeKernel final : public Kernel {
     WEAVE_TRY(need_input(ctx, 0, "data"));
     const Dims& in = ctx.inputs[0].dims;
     std::array<int, kMaxRank> perm{};
-    WEAVE_TRY(resolve(in.rank(), perm, &ctx.label));
+    WEAVE_TRY(resolve(in.rank(), perm, ctx.label));
     Dims out;
     for (int i = 0; i < in.rank(); ++i) out.push_back(in[perm[i]]);
     ctx.outputs[0].dtype = ctx.inputs[0].dtype;
     ctx.outputs[0].dims = out;
+    ctx.keep(perm);
     return {};
   }
   void run(const RunContext& ctx) const override {
     const ConstTensorView& in = ctx.inputs[0];
-    std::array<int, kMaxRank> perm{};
-    (void)resolve(in.dims.rank(), perm, nullptr);
+    const auto& perm = ctx.kept<std::array<int, kMaxRank>>();
     permute_copy(static_cast<const std::byte*>(in.data), in.dims,
                  std::span<const int>(perm.data(), in.dims.size()),
                  static_cast<std::byte*>(ctx.outputs[0].data), dtype_size(in.dtype), ctx.parallel);
   }
 
  private:
-  Status resolve(int r, std::array<int, kMaxRank>& perm, const std::string* label) const {
+  Status resolve(int r, std::array<int, kMaxRank>& perm, const std::string& label) const {
     if (perm_.empty()) {
       for (int i = 0; i < r; ++i) perm[i] = r - 1 - i;
       return {};
     }
-    if (label && static_cast<int>(perm_.size()) != r)
-      return make_error(*label, ": perm ", shape_str(perm_), " does not match rank ", r);
+    if (static_cast<int>(perm_.size()) != r)
+      return make_error(label, ": perm ", shape_str(perm_), " does not match rank ", r);
     std::array<bool, kMaxRank> seen{};
     for (int i = 0; i < r; ++i) {
       const int64_t p = perm_[i] < 0 ? perm_[i] + r : perm_[i];
-      if (label && (p < 0 || p >= r || seen[p]))
-        return make_error(*label, ": perm ", shape_str(perm_), " is invalid");
+      if (p < 0 || p >= r || seen[p]) return make_error(label, ": perm ", shape_str(perm_), " is invalid");
       seen[p] = true;
       perm[i] = static_cast<int>(p);
     }
