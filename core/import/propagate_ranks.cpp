@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -169,7 +170,10 @@ void propagate_ranks(Graph& g) {
       for (std::size_t i = 0; i < n.inputs.size() && sum >= 0; ++i) {
         if (n.inputs[i] < 0) continue;
         const Value& v = g.values[n.inputs[i]];
-        sum = v.rank_known && v.shape.size() == 1 && v.shape[0] >= 0 ? sum + v.shape[0] : -1;
+        // A sum past int64 (hostile dims) is no length either.
+        const bool ok = v.rank_known && v.shape.size() == 1 && v.shape[0] >= 0 &&
+                        v.shape[0] <= std::numeric_limits<int64_t>::max() - sum;
+        sum = ok ? sum + v.shape[0] : -1;
       }
       if (sum >= 0) known = {sum};
     }

@@ -51,7 +51,8 @@ class RangeKernel final : public Kernel {
     if (n > static_cast<double>(int64_t{1} << 31))
       return make_error(ctx.label, ": Range output is too large");
     ctx.outputs[0].dtype = t;
-    ctx.outputs[0].dims = Dims{std::max<int64_t>(0, static_cast<int64_t>(n))};
+    // Compared before the conversion: a count of -4e26 (limit far below start) is no int64.
+    ctx.outputs[0].dims = Dims{n > 0 ? static_cast<int64_t>(n) : 0};
     return {};
   }
   void run(const RunContext& ctx) const override {
