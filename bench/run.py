@@ -54,7 +54,13 @@ STREAMS_BUDGET = 2
 # that 7 rounds, whose per-round ratios give the median, fit in half a minute.
 STREAMS_FRAMES = (100, 10)
 STREAMS_ROUNDS = 7
-SECTIONS = ('memory', 'setup', 'artifact', 'latency', 'pipeline', 'streams')
+SECTIONS = ('memory', 'setup', 'artifact', 'latency', 'broad', 'pipeline', 'streams')
+# The broad set (bench/broad_set.py): architectures nobody tuned for, against ONNX Runtime only,
+# at these thread counts; (quick, full) rounds. Its models join MODELS when the section runs.
+BROAD_THREADS = [1, 2]
+BROAD_ROUNDS = (1, 3)
+# weave's outputs on the broad set must match ONNX Runtime's to within this (as the model tests).
+BROAD_ATOL = BROAD_RTOL = 1e-3
 MB = 1024.0 * 1024.0
 PYTHON = '/usr/bin/python3'  # Debian's, with python3-opencv, python3-torch, python3-onnx
 CANNOT_RUN = 3  # bench/py_latency.py: the runtime cannot load or run the model
@@ -212,16 +218,17 @@ class Runner:
             raise RunError('bench_fma_peak was not built (needs the fast kernels: -Dfast_kernels)')
         return self.json_run([exe, '--ms', '20', '--reps', '5' if self.quick else '10'])[0]
 
-    def latency(self, names, threads_list):
+    def latency(self, names, threads_list, runtimes=RUNTIMES, rounds=None):
         """Round-robin over runtimes for every model and thread count, `rounds` times; the runtime
         that starts rotates every round. A runtime that fails on a model is reported once (the
         reason goes in a footnote) and not asked again for that model."""
-        rounds = 1 if self.quick else 3
+        if rounds is None:
+            rounds = 1 if self.quick else 3
         res = {(n, t): {rt: [] for rt in RUNTIMES} for n in names for t in threads_list}
         rows = {}  # (model, threads, runtime) -> its last JSON row, with min_ms the least of every round
         failed = {}  # (runtime, model) -> reason
         for name in names:
-            if name not in TORCH_ARCHS:
+            if name not in TORCH_ARCHS and 'torch' in runtimes:
                 failed[('torch', name)] = 'no PyTorch definition of this model (a PaddlePaddle model exported to ONNX)'
         peaks = []
         for r in range(rounds):
@@ -235,8 +242,8 @@ class Runner:
                         failed[('fma', '')] = e.reason
                 iters = LATENCY_ITERS.get(name, (5, 10))[0 if self.quick else 1]
                 for t in threads_list:
-                    k = (r + names.index(name)) % len(RUNTIMES)
-                    for rt in RUNTIMES[k:] + RUNTIMES[:k]:
+                    k = (r + names.index(name)) % len(runtimes)
+                    for rt in runtimes[k:] + runtimes[:k]:
                         if (rt, name) in failed:
                             continue
                         log('latency round %d/%d' % (r + 1, rounds), name, 'threads', t, RUNTIME_NAMES[rt])
@@ -252,6 +259,64 @@ class Runner:
                             row['min_ms'] = min(row['min_ms'], prev['min_ms'])
                         rows[(name, t, rt)] = row
         return res, rows, failed, peaks
+
+    # 4b. the broad set -------------------------------------------------------------------------
+    def broad_set(self):
+        """Exports the broad set into build/bench/broad (models already there are kept), adds its
+        models to MODELS and returns their names."""
+        d = os.path.join(self.out, 'broad')
+        script = os.path.join(ROOT, 'bench/broad_set.py')
+        listing = subprocess.run([PYTHON, script, '--list'], capture_output=True, text=True, cwd=ROOT)
+        if listing.returncode != 0:
+            raise RunError('bench/broad_set.py --list failed', [script], listing.returncode, listing.stderr)
+        names = []
+        for line in listing.stdout.splitlines():
+            name, dims = line.split()
+            MODELS[name] = (os.path.join(d, name + '.onnx'), 'input', dims)
+            names.append(name)
+        log('broad set: exporting what %s lacks (PyTorch; minutes the first time)' % os.path.relpath(d, ROOT))
+        p = subprocess.run([PYTHON, script, d], capture_output=True, text=True, cwd=ROOT)
+        if p.returncode != 0:
+            raise RunError('bench/broad_set.py failed', [script, d], p.returncode, p.stderr)
+        return names
+
+    def broad_match(self, name):
+        """weave's outputs against ONNX Runtime's on the deterministic input (floats sin(i)/2, the
+        inputs bench/ort_common.js feeds): the largest |weave - ORT| / (atol + rtol |ORT|) over
+        every float output (<= 1: a match), or a RunError."""
+        import numpy as np
+        d = os.path.join(self.out, 'broad_outputs', name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(os.path.join(d, 'ort'))
+        dims = [int(x) for x in MODELS[name][2].split('x')]
+        x = (np.sin(np.arange(int(np.prod(dims)), dtype=np.float64)) * 0.5).astype(np.float32).reshape(dims)
+        np.save(os.path.join(d, 'input.npy'), x)
+        if not self.ort_node:
+            raise RunError('onnxruntime-node not found')
+        self.json_run(['node', os.path.join(ROOT, 'bench/ort_outputs.js'), self.path(name), os.path.join(d, 'ort')] +
+                      self.ort_specs(name))
+        p = subprocess.run([os.path.join(self.build, 'tools/weave'), 'run', self.path(name), '--input',
+                            'input=' + os.path.join(d, 'input.npy'), '--output-dir', os.path.join(d, 'weave')],
+                           capture_output=True, text=True, env=self.env, cwd=ROOT, timeout=1800)
+        if p.returncode != 0:
+            raise RunError('weave run failed', ['weave', 'run'], p.returncode, p.stderr)
+        worst = 0.0
+        files = sorted(os.listdir(os.path.join(d, 'ort')))
+        if not files:
+            raise RunError('ONNX Runtime gave no float output')
+        for f in files:
+            o = np.load(os.path.join(d, 'ort', f))
+            wf = os.path.join(d, 'weave', f)
+            if not os.path.exists(wf):
+                raise RunError('weave wrote no %s' % f)
+            w = np.load(wf)
+            if w.shape != o.shape:
+                raise RunError('%s: weave %s, ORT %s' % (f, w.shape, o.shape))
+            err = np.abs(w.astype(np.float64) - o) / (BROAD_ATOL + BROAD_RTOL * np.abs(o.astype(np.float64)))
+            worst = max(worst, float(np.nanmax(err)) if err.size else 0.0)
+            if np.isnan(err).any() and not np.array_equal(np.isnan(w), np.isnan(o)):
+                worst = float('inf')
+        return worst
 
     # 5. pipeline overhead ----------------------------------------------------------------------
     def pipeline_overhead(self, name, threads_list):
@@ -552,6 +617,47 @@ def latency_table(res, rows, failed, threads_list):
     return lines, {'rows': summary, 'geomean': geo, 'failed': {'%s/%s' % k: v for k, v in failed.items()}}
 
 
+def broad_table(res, rows, failed, threads_list, match):
+    """The broad set's table: weave and ORT per model and thread count, the ratio, whether the
+    outputs match; geometric means and the worst ratio per thread count."""
+    lines = ['| model | input | match | ' + ' | '.join('weave %dT | ORT %dT | ratio %dT' % (t, t, t) for t in threads_list) +
+             ' |', '|---|---|---|' + '---:|---:|---:|' * len(threads_list)]
+    summary = {'rows': [], 'geomean': {}, 'worst': {}, 'failed': {'%s/%s' % k: v for k, v in failed.items()}}
+    ratios = {t: [] for t in threads_list}
+    names = sorted({n for n, _ in res})
+    for name in names:
+        m = match.get(name)
+        mcell = ('✓ %.2f' % m if m <= 1 else '✗ %.2g' % m) if isinstance(m, float) else '– (%s)' % m
+        cells = []
+        for t in threads_list:
+            v = res[(name, t)]
+            w = statistics.median(v['weave']) if v['weave'] else None
+            o = statistics.median(v['ort']) if v['ort'] else None
+            ratio = w / o if w and o else None
+            if ratio:
+                ratios[t].append((ratio, name))
+            cells += [fmt(w, 2), fmt(o, 2), (fmt(ratio, 2) + (' ✗' if ratio and ratio > 1.1 else '')) if ratio else
+                      '– ' + str(failed.get(('weave', name)) or failed.get(('ort', name)) or '')]
+            summary['rows'].append({'model': name, 'threads': t, 'weave_ms': w, 'ort_ms': o, 'ratio': ratio,
+                                    'weave_rounds': v['weave'], 'ort_rounds': v['ort'], 'match': m})
+        lines.append('| %s | %s | %s | %s |' % (name, MODELS[name][2], mcell, ' | '.join(cells)))
+    lines.append('')
+    for t in threads_list:
+        g = geomean([r for r, _ in ratios[t]])
+        worst = max(ratios[t]) if ratios[t] else (None, '–')
+        summary['geomean'][t] = g
+        summary['worst'][t] = {'ratio': worst[0], 'model': worst[1]}
+        lines.append('- %d thread%s: geometric mean weave / ORT over %d models %s (target <= 0.8), worst %s %s '
+                     '(target: none above 1.1)' % (t, '' if t == 1 else 's', len(ratios[t]), fmt(g, 2),
+                                                   worst[1], fmt(worst[0], 2)))
+    bad = [n for n in names if not (isinstance(match.get(n), float) and match[n] <= 1)]
+    lines.append('- match: max |weave - ORT| / (%g + %g |ORT|) over every float output on the same input; '
+                 'not matching: %s' % (BROAD_ATOL, BROAD_RTOL, ', '.join(bad) if bad else 'none'))
+    isas = sorted({v.get('isa', '?') for k, v in rows.items() if k[2] == 'weave'})
+    lines += ['- weave kernels: %s' % (', '.join(isas) or '–'), '']
+    return lines, summary
+
+
 def resnet_gflops(flops, res, rows, peaks):
     """resnet18's GFLOP/s at 1 thread against the single-thread FMA peak of the same run: from the
     median latency (the figure the target is about) and from the fastest run (best against best,
@@ -799,6 +905,30 @@ def main():
                    '`cp %s docs/images/latency_ratios.png`).' % (os.path.relpath(chart, ROOT), os.path.relpath(chart, ROOT)), '']
         summ['chart'] = chart
         result['latency'] = summ
+    if 'broad' in only:
+        rounds = BROAD_ROUNDS[0 if a.quick else 1]
+        md += ['## 4b. The broad set against ONNX Runtime', '',
+               'Architectures nobody tuned weave for (bench/broad_set.py: torchvision 0.14 and hand-built '
+               'models, seeded random weights), each exported once into build/bench/broad. Median over %d '
+               'round(s) of weave `weave bench --threads T --json` and ONNX Runtime 1.30 `bench/ort_latency.js` '
+               '(intraOpNumThreads T), alternated in every round, each in a fresh process. Match: weave\'s '
+               'outputs against ONNX Runtime\'s on the same input.' % rounds, '']
+        try:
+            names = r.broad_set()
+            match = {}
+            for name in names:
+                try:
+                    match[name] = r.broad_match(name)
+                except RunError as e:
+                    match[name] = e.reason.splitlines()[0][:80]
+                log('broad set: %s matches ONNX Runtime: %s' % (name, match[name]))
+            res, rows, failed, _ = r.latency(names, BROAD_THREADS, runtimes=('weave', 'ort'), rounds=rounds)
+            part, summ = broad_table(res, rows, failed, BROAD_THREADS, match)
+            md += part
+            result['broad'] = summ
+        except RunError as e:
+            md += ['Not measured: %s' % e.reason, '']
+            result['broad'] = {'error': e.reason}
     if 'pipeline' in only:
         name = 'resnet18'
         md += ['## 5. Pipeline overhead', '',

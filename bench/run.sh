@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark of docs/performance.md and writes build/bench/results.md + results.json.
-#   bash bench/run.sh [--quick] [--build DIR] [--only memory,setup,artifact,latency,pipeline,streams]
+#   bash bench/run.sh [--quick] [--build DIR] [--only memory,setup,artifact,latency,broad,pipeline,streams]
 # Builds what it needs first (release build; -j1 because the machines are shared). ONNX Runtime
 # comes from ORT_NODE, else third_party/npm (bench/install_peers.sh, run here when it is missing);
 # OpenCV DNN, PyTorch and matplotlib from Debian (scripts/install-deps.sh). A missing peer leaves

@@ -4,8 +4,10 @@
 #include "core/compiler/fold_batchnorm.h"
 #include "core/compiler/fold_constants.h"
 #include "core/compiler/fold_conv_affine.h"
+#include "core/compiler/fuse_activations.h"
 #include "core/compiler/fuse_conv_epilogue.h"
 #include "core/compiler/fuse_hardswish.h"
+#include "core/compiler/fuse_layer_norm.h"
 #include "core/compiler/remove_identity.h"
 
 namespace weave {
@@ -20,6 +22,8 @@ Expected<Graph> compile_graph(Graph g, const CompileOptions& opt, const KernelRe
     // Again: a bias Add before a BatchNormalization folds first, an affine after it only now.
     WEAVE_TRY(fold_conv_affine(g));
     WEAVE_TRY(fuse_hardswish(g));
+    WEAVE_TRY(fuse_activations(g));
+    WEAVE_TRY(fuse_layer_norm(g));
     WEAVE_TRY(fuse_conv_epilogue(g));
   }
   if (opt.eliminate_dead_code) eliminate_dead_code(g);

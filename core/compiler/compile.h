@@ -23,7 +23,8 @@ struct CompileOptions {
   bool remove_identity = true;
   bool fold_constants = true;
   bool fold_batchnorm = true;
-  bool fuse = true;  // fold_conv_affine, fuse_hardswish, fuse_conv_epilogue
+  bool fuse =
+      true;  // fold_conv_affine, fuse_hardswish, fuse_activations, fuse_layer_norm, fuse_conv_epilogue
   bool eliminate_dead_code = true;
   // Constant folding skips nodes whose outputs would exceed this many bytes.
   int64_t max_folded_bytes = int64_t{64} << 20;

@@ -34,6 +34,18 @@ bool set_activation(const Graph& g, Node& conv, const Node& act) {
     a.set("activation", act.op);
     return true;
   }
+  if (act.op == "Swish") {
+    a.set("activation", act.op);
+    a.set("activation_alpha", act.attrs.get_float("alpha", 1.f));
+    return true;
+  }
+  if (act.op == "Gelu") {
+    const std::string approx = act.attrs.get_string("approximate", "none");
+    if (approx != "none" && approx != "tanh") return false;
+    a.set("activation", act.op);
+    a.set("activation_approximate", approx);
+    return true;
+  }
   if (act.op == "LeakyRelu") {
     a.set("activation", act.op);
     a.set("activation_alpha", act.attrs.get_float("alpha", 0.01f));

@@ -3,7 +3,8 @@
 //   Add(conv(x), r)                 -> Conv with a 4th input r (the residual, added after the
 //                                      bias; ResNet and MobileNet-v2 blocks)
 //   act(conv(x) [+ r])              -> Conv attribute "activation" (Relu, Clip with constant
-//                                      bounds, LeakyRelu, HardSwish, Sigmoid, HardSigmoid, Tanh)
+//                                      bounds, LeakyRelu, HardSwish, Sigmoid, HardSigmoid, Tanh,
+//                                      Swish, Gelu)
 //   act(...) * s + t                -> "activation_post_mul" / "activation_post_add" (scalar s,
 //                                      t: PPLCNetV3's learnable affine after each activation)
 // ConvTranspose takes the activation only. Each step needs the conv's output to feed nothing

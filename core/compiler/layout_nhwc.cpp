@@ -32,7 +32,8 @@ const std::set<std::string>& unary_ops() {
                                           "Sin",       "Cos",
                                           "Sign",      "Mish",
                                           "Celu",      "ThresholdedRelu",
-                                          "Gelu",      "Clip"};
+                                          "Gelu",      "Clip",
+                                          "Swish"};
   return s;
 }
 const std::set<std::string>& broadcast_ops() {

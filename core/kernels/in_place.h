@@ -4,7 +4,7 @@
 // alone (plus other inputs that do not share its memory), read before element j is written,
 // with no scratch copy of the input and no reads of neighbours. Kernels that do not know this
 // of themselves (every kernel but the reference elementwise ones that core/kernels/ref/in_place.cpp
-// names, and every kernel of custom registries) are never run in place.
+// names and those whose Kernel::in_place() says so) are never run in place.
 #pragma once
 
 #include <cstdint>

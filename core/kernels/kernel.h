@@ -116,6 +116,9 @@ class Kernel {
   // True when run() never reads constant input k because create() kept what it needs; once
   // every reader of a param says so, the Factory drops the param's bytes.
   [[nodiscard]] virtual bool packs_input(std::size_t /*k*/) const { return false; }
+  // Bit k set: the kernel may write output 0 over input k (core/kernels/in_place.h says when
+  // the planner lets it); for kernels that know this of themselves.
+  [[nodiscard]] virtual uint32_t in_place() const { return 0; }
 
  private:
   uint32_t float_inputs_ = 0;

@@ -669,8 +669,20 @@ inline int64_t wrap_index(int64_t idx, int64_t dim) {
 // Epilogue a fusion pass may attach to Conv (core/compiler/fuse_conv_epilogue.h): attribute
 // "activation", then y * post_mul + post_add.
 struct Activation {
-  enum Kind { none, relu, clip, leaky_relu, hard_swish, sigmoid, hard_sigmoid, tanh } kind = none;
-  float lo = 0.f, hi = 0.f, alpha = 0.01f, beta = 0.f;
+  enum Kind {
+    none,
+    relu,
+    clip,
+    leaky_relu,
+    hard_swish,
+    sigmoid,
+    hard_sigmoid,
+    tanh,
+    swish,
+    gelu,
+    gelu_tanh
+  } kind = none;
+  float lo = 0.f, hi = 0.f, alpha = 0.01f, beta = 0.f;  // swish: x * sigmoid(alpha * x)
   float post_mul = 1.f, post_add = 0.f;
 
   [[nodiscard]] float one(float v) const {
@@ -691,6 +703,12 @@ struct Activation {
         return std::min(std::max(alpha * v + beta, 0.f), 1.f);
       case tanh:
         return std::tanh(v);
+      case swish:
+        return v / (1.f + std::exp(-alpha * v));
+      case gelu:
+        return 0.5f * v * (1.f + std::erf(v * 0.70710678118654752f));
+      case gelu_tanh:
+        return 0.5f * v * (1.f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
     }
     return v;
   }
@@ -702,7 +720,8 @@ struct Activation {
 
 // Parses "activation" ("Relu", "Clip" + activation_min/activation_max, "LeakyRelu" +
 // activation_alpha, "HardSwish", "Sigmoid", "HardSigmoid" + activation_alpha/activation_beta,
-// "Tanh") and activation_post_mul / activation_post_add; absent = none.
+// "Tanh", "Swish" + activation_alpha, "Gelu" + activation_approximate "none"/"tanh") and
+// activation_post_mul / activation_post_add; absent = none.
 [[nodiscard]] inline Expected<Activation> parse_activation(const KernelSetup& s) {
   Activation a;
   const Attributes& at = s.node.attrs;
@@ -729,6 +748,14 @@ struct Activation {
     a.beta = at.get_float("activation_beta", 0.5f);
   } else if (name == "Tanh") {
     a.kind = Activation::tanh;
+  } else if (name == "Swish") {
+    a.kind = Activation::swish;
+    a.alpha = at.get_float("activation_alpha", 1.f);
+  } else if (name == "Gelu") {
+    const std::string approx = at.get_string("activation_approximate", "none");
+    if (approx != "none" && approx != "tanh")
+      return make_error(s.label, ": fused Gelu approximate='", approx, "' is not 'none' or 'tanh'");
+    a.kind = approx == "tanh" ? Activation::gelu_tanh : Activation::gelu;
   } else {
     return make_error(s.label, ": unsupported fused activation '", name, "'");
   }

@@ -40,6 +40,8 @@ void ThreadPool::worker_loop() {
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
+      if (joined_ >= job_.helpers) continue;  // the job has all the threads it can use
+      ++joined_;
       job = job_;
       ++active_workers_;
       active_now_.store(active_workers_, std::memory_order_relaxed);
@@ -73,13 +75,17 @@ void ThreadPool::for_range(int64_t n, int64_t grain, FunctionRef<void(int64_t, i
     // shared counters are reset, or it would run the old job's function on new chunks.
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [&] { return active_workers_ == 0; });
-    job_ = Job{&fn, n, chunk, (n + chunk - 1) / chunk};
+    job_ = Job{&fn, n, chunk, (n + chunk - 1) / chunk,
+               static_cast<int>(std::min<int64_t>(static_cast<int64_t>(workers_.size()), max_chunks - 1))};
+    joined_ = 0;
     next_.store(0, std::memory_order_relaxed);
     finished_.store(0, std::memory_order_relaxed);
     ++generation_;
     published_.store(generation_, std::memory_order_release);
   }
-  wake_.notify_all();
+  // Workers spinning on published_ join without a notification; the rest sleep, and waking
+  // more than the job can take would only make them skip it.
+  for (int i = 0; i < job_.helpers; ++i) wake_.notify_one();
   {
     ParallelChunkScope scope;
     work_on(job_);

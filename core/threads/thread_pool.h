@@ -1,7 +1,8 @@
 // A small fork-join pool implementing Parallel for kernels. The caller always works on a chunk
 // too, so a pool of N threads runs N-1 workers. Chunks are handed out through an atomic counter;
-// for_range returns only when every chunk is done. One job runs at a time per pool; executors
-// that share a pool serialize their parallel sections instead of oversubscribing cores.
+// for_range returns only when every chunk is done. A job of few chunks wakes only as many
+// workers as it can use (min(N, n / grain) threads in all, as the budget lends). One job runs at a time per
+// pool; executors that share a pool serialize their parallel sections instead of oversubscribing cores.
 //
 // A ThreadPool is private: its threads are outside the process-wide budget (thread_budget.h),
 // which executors use by default. It is for tests and benchmarks that want exactly N threads.
@@ -37,6 +38,7 @@ class ThreadPool final : public Parallel {
     int64_t n = 0;
     int64_t chunk = 0;
     int64_t chunks = 0;
+    int helpers = 0;  // workers that may join (the caller works too)
   };
   void worker_loop();
   void work_on(const Job& job) const;
@@ -51,6 +53,7 @@ class ThreadPool final : public Parallel {
   mutable std::atomic<int64_t> next_{0};
   mutable std::atomic<int64_t> finished_{0};
   mutable int active_workers_ = 0;
+  mutable int joined_ = 0;  // workers that joined the current job (under mutex_)
   // Lock-free copies for the spins before sleeping (spin.h): generation_ as published to the
   // workers, and active_workers_. The mutex-held values stay authoritative.
   mutable std::atomic<uint64_t> published_{0};

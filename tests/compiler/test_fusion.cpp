@@ -1,4 +1,5 @@
-// The fusion passes (fold_conv_affine, fuse_hardswish, fuse_conv_epilogue) on hand-built graphs:
+// The fusion passes (fold_conv_affine, fuse_hardswish, fuse_activations, fuse_layer_norm,
+// fuse_conv_epilogue) on hand-built graphs:
 // each fused graph must compute what the unfused one computes (both run through a Factory on
 // the same random input) with the expected nodes left, and each pass must leave alone what it
 // may not fuse (a second consumer, a graph output in the middle, a broadcasting residual).
@@ -44,7 +45,11 @@ Graph check_same(const Graph& g, const Dims& dims) {
   const auto a = run(g, false, dims, x);
   const auto b = run(g, true, dims, x, &fused);
   BOOST_REQUIRE(a.size() == b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) BOOST_TEST(a[i] == b[i], boost::test_tools::tolerance(1e-5f));
+  // Within 1e-5 of 1 + |a|: the fused kernels round differently (a float row sum, a vector exp),
+  // a wrong fusion is off by O(1).
+  for (std::size_t i = 0; i < a.size(); ++i)
+    BOOST_TEST(std::fabs(a[i] - b[i]) <= 1e-5f * (1.f + std::fabs(a[i])),
+               "element " << i << ": " << a[i] << " vs " << b[i]);
   return fused;
 }
 
@@ -164,4 +169,161 @@ BOOST_AUTO_TEST_CASE(broadcasting_add_is_no_residual) {
   set_output(g, add_node(g, "Add", {c, v}), "y");
   Graph f = check_same(g, Dims{1, 3, 5, 5});
   BOOST_TEST(count_op(f, "Add") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(swish_becomes_one_node_and_joins_the_conv) {
+  for (int order = 0; order < 2; ++order) {
+    int32_t x, c;
+    Graph g = conv_graph(x, c);
+    const int32_t s = add_node(g, "Sigmoid", {c});
+    set_output(g, add_node(g, "Mul", order == 0 ? std::vector<int32_t>{c, s} : std::vector<int32_t>{s, c}),
+               "y");
+    Graph f = check_same(g, Dims{1, 3, 5, 5});
+    BOOST_TEST(f.nodes.size() == 1u, "order " << order);
+    BOOST_TEST(f.nodes[0].attrs.get_string("activation") == "Swish", "order " << order);
+  }
+  // Without a conv before it: one Swish node.
+  Graph g;
+  const int32_t x = add_input(g, "x", {3, 17});
+  set_output(g, add_node(g, "Mul", {x, add_node(g, "Sigmoid", {x})}), "y");
+  Graph f = check_same(g, Dims{3, 17});
+  BOOST_TEST(f.nodes.size() == 1u);
+  BOOST_TEST(f.nodes[0].op == "Swish");
+}
+
+BOOST_AUTO_TEST_CASE(swish_kept_when_the_sigmoid_is_used_elsewhere) {
+  Graph g;
+  const int32_t x = add_input(g, "x", {3, 17});
+  const int32_t s = add_node(g, "Sigmoid", {x});
+  set_output(g, add_node(g, "Mul", {x, s}), "y");
+  set_output(g, s, "gate");
+  Graph f = check_same(g, Dims{3, 17});
+  BOOST_TEST(count_op(f, "Swish") == 0);
+  // x * Sigmoid(z) of another z is a gate (squeeze-excitation), no Swish.
+  Graph h;
+  const int32_t a = add_input(h, "a", {3, 17});
+  const int32_t z = add_node(h, "Neg", {a});
+  set_output(h, add_node(h, "Mul", {a, add_node(h, "Sigmoid", {z})}), "y");
+  BOOST_TEST(count_op(check_same(h, Dims{3, 17}), "Swish") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(gelu_forms_become_one_node) {
+  // grouping: 0 = (x * bracket) * 0.5, 1 = x * (bracket * 0.5), 2 = (x * 0.5) * bracket;
+  // scaled: x / sqrt 2 or x * (1 / sqrt 2); tanh: the tanh approximation (x^3 as Pow or Muls).
+  for (int tanh_form = 0; tanh_form < 3; ++tanh_form)
+    for (int grouping = 0; grouping < 3; ++grouping) {
+      Graph g;
+      const int32_t x = add_input(g, "x", {4, 33});
+      int32_t inner;
+      if (tanh_form == 0) {
+        inner = grouping == 1 ? add_node(g, "Mul", {x, scalar(g, 0.70710678f)})
+                              : add_node(g, "Div", {x, scalar(g, 1.41421356f)});
+        inner = add_node(g, "Erf", {inner});
+      } else {
+        const int32_t cube = tanh_form == 1 ? add_node(g, "Pow", {x, scalar(g, 3.f)})
+                                            : add_node(g, "Mul", {x, add_node(g, "Mul", {x, x})});
+        const int32_t sum = add_node(g, "Add", {x, add_node(g, "Mul", {scalar(g, 0.044715f), cube})});
+        inner = add_node(g, "Tanh", {add_node(g, "Mul", {scalar(g, 0.7978845608f), sum})});
+      }
+      const int32_t bracket = add_node(g, "Add", {inner, scalar(g, 1.f)});
+      int32_t y;
+      if (grouping == 0)
+        y = add_node(g, "Mul", {add_node(g, "Mul", {x, bracket}), scalar(g, 0.5f)});
+      else if (grouping == 1)
+        y = add_node(g, "Mul", {x, add_node(g, "Mul", {bracket, scalar(g, 0.5f)})});
+      else
+        y = add_node(g, "Mul", {add_node(g, "Mul", {x, scalar(g, 0.5f)}), bracket});
+      set_output(g, y, "y");
+      Graph f = check_same(g, Dims{4, 33});
+      const std::string what =
+          "tanh form " + std::to_string(tanh_form) + " grouping " + std::to_string(grouping);
+      BOOST_TEST_REQUIRE(f.nodes.size() == 1u, what);
+      BOOST_TEST(f.nodes[0].op == "Gelu", what);
+      BOOST_TEST(f.nodes[0].attrs.get_string("approximate", "none") == (tanh_form ? "tanh" : "none"), what);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(gelu_kept_when_a_constant_is_off) {
+  Graph g;
+  const int32_t x = add_input(g, "x", {4, 33});
+  const int32_t e = add_node(g, "Erf", {add_node(g, "Div", {x, scalar(g, 1.5f)})});  // not sqrt 2
+  const int32_t b = add_node(g, "Add", {e, scalar(g, 1.f)});
+  set_output(g, add_node(g, "Mul", {add_node(g, "Mul", {x, b}), scalar(g, 0.5f)}), "y");
+  BOOST_TEST(count_op(check_same(g, Dims{4, 33}), "Gelu") == 0);
+}
+
+namespace {
+
+// ReduceMean over the last `axes` axes (as an attribute, or opset 18's input).
+int32_t mean_last(Graph& g, int32_t v, int axes, int rank, bool as_input) {
+  std::vector<int64_t> a;
+  for (int i = rank - axes; i < rank; ++i) a.push_back(i == rank - 1 ? -1 : i);
+  if (as_input) {
+    const int32_t t = g.add_param(DType::int64, Shape{static_cast<int64_t>(a.size())},
+                                  SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(a))));
+    return add_node(g, "ReduceMean", {v, t});
+  }
+  Attributes at;
+  at.set("axes", a);
+  return add_node(g, "ReduceMean", {v}, 1, at);
+}
+
+// Layer normalization as exporters write it, over x [2, 5, 24] (the last `axes` axes), with
+// form 0 = alone, 1 = * scale, 2 = * scale + bias; `square` 0 = Pow(d, 2), 1 = d * d.
+Graph layer_norm_graph(int form, int axes, int square, bool axes_input, Shape scale_shape = {}) {
+  Graph g;
+  const int32_t x = add_input(g, "x", {2, 5, 24});
+  const int32_t d = add_node(g, "Sub", {x, mean_last(g, x, axes, 3, axes_input)});
+  const int32_t sq = square == 0 ? add_node(g, "Pow", {d, scalar(g, 2.f)}) : add_node(g, "Mul", {d, d});
+  const int32_t var = mean_last(g, sq, axes, 3, axes_input);
+  const int32_t sd = add_node(g, "Sqrt", {add_node(g, "Add", {var, scalar(g, 1e-5f)})});
+  int32_t y = add_node(g, "Div", {d, sd});
+  if (scale_shape.empty()) scale_shape = axes == 1 ? Shape{24} : Shape{5, 24};
+  const auto n = static_cast<std::size_t>(shape_numel(scale_shape));
+  if (form >= 1) y = add_node(g, "Mul", {add_f32(g, scale_shape, random_floats(n, 3)), y});
+  if (form >= 2) y = add_node(g, "Add", {y, add_f32(g, scale_shape, random_floats(n, 4))});
+  set_output(g, y, "y");
+  return g;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(layer_norm_forms_become_one_node) {
+  for (int form = 0; form < 3; ++form)
+    for (int axes = 1; axes <= 2; ++axes)
+      for (int square = 0; square < 2; ++square) {
+        const bool axes_input = (form + square) % 2 == 1;
+        Graph f = check_same(layer_norm_graph(form, axes, square, axes_input), Dims{2, 5, 24});
+        const std::string what = "form " + std::to_string(form) + " axes " + std::to_string(axes) +
+                                 " square " + std::to_string(square);
+        BOOST_TEST_REQUIRE(f.nodes.size() == 1u, what);
+        BOOST_TEST(f.nodes[0].op == "LayerNormalization", what);
+        BOOST_TEST(f.nodes[0].attrs.get_int("axis", 0) == 3 - axes, what);
+        BOOST_TEST(f.nodes[0].inputs.size() == (form == 2 ? 3u : 2u), what);
+      }
+  // A scale of [1, 1, 24] (leading ones) reads as the row's 24 values.
+  Graph f = check_same(layer_norm_graph(2, 1, 0, false, Shape{1, 1, 24}), Dims{2, 5, 24});
+  BOOST_TEST(count_op(f, "LayerNormalization") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(layer_norm_kept_when_not_a_row_norm) {
+  // A scale that varies along a non-normalized axis ([5, 1] against rows of 24): the Mul stays.
+  Graph f = check_same(layer_norm_graph(1, 1, 0, false, Shape{5, 1}), Dims{2, 5, 24});
+  BOOST_TEST(count_op(f, "Mul") == 1);
+  BOOST_TEST(count_op(f, "LayerNormalization") == 1);  // the normalization alone still fuses
+  // Means over a middle axis: no fusion at all.
+  Graph g;
+  const int32_t x = add_input(g, "x", {2, 5, 24});
+  Attributes mid;
+  mid.set("axes", std::vector<int64_t>{1});
+  const int32_t d = add_node(g, "Sub", {x, add_node(g, "ReduceMean", {x}, 1, mid)});
+  const int32_t var = add_node(g, "ReduceMean", {add_node(g, "Pow", {d, scalar(g, 2.f)})}, 1, mid);
+  set_output(g, add_node(g, "Div", {d, add_node(g, "Sqrt", {add_node(g, "Add", {var, scalar(g, 1e-5f)})})}),
+             "y");
+  BOOST_TEST(count_op(check_same(g, Dims{2, 5, 24}), "LayerNormalization") == 0);
+  // The centred value also read elsewhere: no fusion.
+  Graph h = layer_norm_graph(0, 1, 0, false);
+  const int32_t centred = h.nodes[1].outputs[0];
+  set_output(h, centred, "centred");
+  BOOST_TEST(count_op(check_same(h, Dims{2, 5, 24}), "LayerNormalization") == 0);
 }

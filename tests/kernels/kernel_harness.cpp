@@ -34,6 +34,11 @@ class ThreadsParallel final : public Parallel {
 }  // namespace
 
 Expected<std::vector<Tensor>> run_kernel(const KernelCase& c, std::string_view impl, int threads) {
+  ThreadsParallel par(threads);
+  return run_kernel(c, impl, par);
+}
+
+Expected<std::vector<Tensor>> run_kernel(const KernelCase& c, std::string_view impl, const Parallel& par) {
   const std::size_t n_in = c.inputs.size();
   std::vector<Value> values(n_in);
   std::vector<const Value*> value_ptrs(n_in, nullptr);
@@ -78,7 +83,6 @@ Expected<std::vector<Tensor>> run_kernel(const KernelCase& c, std::string_view i
   AlignedBuffer ws(sc.workspace);
   std::vector<ConstTensorView> ins(n_in);
   for (std::size_t i = 0; i < n_in; ++i) ins[i] = c.inputs[i].view();
-  ThreadsParallel par(threads);
   RunContext rc{ins, outs, ws.span(), par, sc.state.get()};
   (*kernel)->run(rc);
   return results;

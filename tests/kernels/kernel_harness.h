@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/common/parallel.h"
 #include "core/common/status.h"
 #include "core/common/tensor.h"
 #include "core/graph/attributes.h"
@@ -25,6 +26,9 @@ struct KernelCase {
 // impl: "" = the registry's choice (highest priority), else a specific implementation.
 [[nodiscard]] Expected<std::vector<Tensor>> run_kernel(const KernelCase& c, std::string_view impl = "",
                                                        int threads = 1);
+// The same, with the kernel's chunks handed to `par`.
+[[nodiscard]] Expected<std::vector<Tensor>> run_kernel(const KernelCase& c, std::string_view impl,
+                                                       const Parallel& par);
 
 // Helpers for building tensors in tests.
 Tensor make_f32(Dims dims, std::vector<float> values);

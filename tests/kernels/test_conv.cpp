@@ -197,10 +197,15 @@ BOOST_AUTO_TEST_CASE(conv_errors_name_the_node) {
   BOOST_CHECK(r.message().find("kernel_shape") != std::string::npos);
 
   bad.attrs = {};
-  bad.attrs.set("activation", std::string("Gelu"));
+  bad.attrs.set("activation", std::string("Elu"));  // no fused Elu
   r = run_kernel(bad);
   BOOST_REQUIRE(!r.ok());
-  BOOST_CHECK(r.message().find("Gelu") != std::string::npos);
+  BOOST_CHECK(r.message().find("Elu") != std::string::npos);
+  bad.attrs.set("activation", std::string("Gelu"));
+  bad.attrs.set("activation_approximate", std::string("erf"));
+  r = run_kernel(bad);
+  BOOST_REQUIRE(!r.ok());
+  BOOST_CHECK(r.message().find("approximate='erf'") != std::string::npos);
 }
 
 // --- ConvTranspose ---------------------------------------------------------------------------

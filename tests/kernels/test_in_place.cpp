@@ -63,9 +63,9 @@ Made make(const std::string& op, const Attributes& attrs, const std::vector<cons
 
 // Out of place, then in place over input `k` (whose dims must be the output's); bit-exact.
 void check_in_place(const std::string& op, const Attributes& attrs, const std::vector<const Tensor*>& inputs,
-                    std::size_t k, const Parallel& par) {
+                    std::size_t k, const Parallel& par, const std::vector<bool>& constant = {}) {
   BOOST_TEST_CONTEXT(op << " over input " << k << " on " << par.threads() << " threads") {
-    Made m = make(op, attrs, inputs);
+    Made m = make(op, attrs, inputs, constant);
     BOOST_TEST_REQUIRE((in_place_inputs(*m.kernel) >> k & 1u) == 1u);
     BOOST_TEST_REQUIRE(m.workspace == 0u);  // no scratch copy of the input either
     const TensorView out_info = m.outs[0];
@@ -85,10 +85,10 @@ void check_in_place(const std::string& op, const Attributes& attrs, const std::v
   }
 }
 
-const std::vector<std::string> kUnary = {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish",  "Tanh",
-                                         "Exp",  "Sqrt",      "Abs",     "Neg",         "Reciprocal", "Floor",
-                                         "Ceil", "Round",     "Erf",     "Softplus",    "Elu",        "Selu",
-                                         "Gelu", "Sin",       "Cos",     "Sign",        "Log"};
+const std::vector<std::string> kUnary = {
+    "Relu", "LeakyRelu",  "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",  "Exp",      "Sqrt", "Abs",
+    "Neg",  "Reciprocal", "Floor",   "Ceil",        "Round",     "Erf",   "Softplus", "Elu",  "Selu",
+    "Gelu", "Sin",        "Cos",     "Sign",        "Log",       "Swish", "Mish"};
 const std::vector<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
 
 }  // namespace
@@ -104,6 +104,10 @@ BOOST_AUTO_TEST_CASE(unary_kernels_and_clip_run_in_place) {
       check_in_place(op, {}, {op == "Log" || op == "Sqrt" ? &x : &xs}, 0, *par);
     const Tensor lo = weave::test::make_f32(Dims{}, {-0.5f}), hi = weave::test::make_f32(Dims{}, {1.5f});
     check_in_place("Clip", {}, {&xs, &lo, &hi}, 0, *par);
+    // Constant bounds and exponents: the fast kernels' forms where the CPU has them.
+    check_in_place("Clip", {}, {&xs, &lo, &hi}, 0, *par, {false, true, true});
+    const Tensor two = weave::test::make_f32(Dims{}, {2.f});
+    check_in_place("Pow", {}, {&xs, &two}, 0, *par, {false, true});
   }
 }
 

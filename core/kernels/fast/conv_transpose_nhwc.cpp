@@ -106,22 +106,24 @@ class FastConvTranspose final : public Kernel {
     auto* t = reinterpret_cast<float*>(ctx.workspace.data());  // [P][taps * M]
     gemm_rows(ops_, ctx.inputs[0].as<float>(), P, C_, layout_, w, cols, t, nullptr, nullptr, ctx.parallel);
     float* y = kern::out_f32(ctx, 0);
-    ctx.parallel.for_range(x[0] * x[1], 4, [&](int64_t r0, int64_t r1) {
-      for (int64_t row = r0; row < r1; ++row) {  // (n, i): input row; its outputs are KH rows
-        const int64_t n = row / x[1], i = row % x[1];
-        for (int64_t j = 0; j < x[2]; ++j) {
-          const float* src = t + (row * x[2] + j) * cols;
-          for (int64_t a = 0; a < KH_; ++a) {
-            float* dst = y + ((n * x[1] + i) * KH_ + a) * OW * M_ + j * KW_ * M_;
-            for (int64_t b = 0; b < KW_; ++b)
-              for (int64_t m = 0; m < M_; ++m)
-                dst[b * M_ + m] = src[(a * KW_ + b) * M_ + m] + (bias != nullptr ? bias[m] : 0.f);
+    const double work = static_cast<double>(P * cols) * kElementWork;  // scatter of the products
+    ctx.parallel.for_range(
+        x[0] * x[1], grain_for(ctx.parallel, x[0] * x[1], work, 4), [&](int64_t r0, int64_t r1) {
+          for (int64_t row = r0; row < r1; ++row) {  // (n, i): input row; its outputs are KH rows
+            const int64_t n = row / x[1], i = row % x[1];
+            for (int64_t j = 0; j < x[2]; ++j) {
+              const float* src = t + (row * x[2] + j) * cols;
+              for (int64_t a = 0; a < KH_; ++a) {
+                float* dst = y + ((n * x[1] + i) * KH_ + a) * OW * M_ + j * KW_ * M_;
+                for (int64_t b = 0; b < KW_; ++b)
+                  for (int64_t m = 0; m < M_; ++m)
+                    dst[b * M_ + m] = src[(a * KW_ + b) * M_ + m] + (bias != nullptr ? bias[m] : 0.f);
+              }
+            }
+            float* out_rows = y + row * KH_ * OW * M_;
+            ops_.activate(out_rows, out_rows, KH_ * OW * M_, act_);
           }
-        }
-        float* out_rows = y + row * KH_ * OW * M_;
-        ops_.activate(out_rows, out_rows, KH_ * OW * M_, act_);
-      }
-    });
+        });
   }
 
  private:

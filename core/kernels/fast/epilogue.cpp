@@ -34,6 +34,15 @@ Expected<Activation> parse_epilogue(const KernelSetup& s) {
     case kern::Activation::tanh:
       a.kind = Activation::tanh;
       break;
+    case kern::Activation::swish:
+      a.kind = Activation::swish, a.p0 = r->alpha;
+      break;
+    case kern::Activation::gelu:
+      a.kind = Activation::gelu;
+      break;
+    case kern::Activation::gelu_tanh:
+      a.kind = Activation::gelu_tanh;
+      break;
   }
   return a;
 }

@@ -89,8 +89,12 @@ class ExpandDepthwise final : public Kernel {
     const Dims& xd = ctx.inputs[0].dims;
     const Band& b = ctx.kept<Band>();
     const int64_t rows = xd[0] * b.OH;
-    // infer() planned a slice for each of bands(rows, bands_); threads() may give fewer.
-    const int64_t n_bands = bands(rows, std::min<int64_t>(bands_, ctx.parallel.threads()));
+    // infer() planned a slice for each of bands(rows, bands_); threads() may give fewer, and
+    // the work may justify fewer still (parallel.h): the expansion's GEMM (over the input
+    // pixels, about) and the depthwise taps.
+    const double work = 2.0 * static_cast<double>(xd[0] * b.IH * b.IW * Cin_ * C_) +
+                        2.0 * static_cast<double>(rows * b.OW * C_ * KH_ * KW_);
+    const int64_t n_bands = bands(rows, std::min<int64_t>(bands_, threads_for(ctx.parallel, work)));
     const int64_t slice = slice_floats(b.geo);
     const float* x = ctx.inputs[0].as<float>();
     float* y = kern::out_f32(ctx, 0);

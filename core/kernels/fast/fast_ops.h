@@ -19,9 +19,32 @@ namespace weave::fast {
 // Activation applied in a kernel's epilogue (after bias and the residual sum), then
 // y * post_mul + post_add.
 struct Activation {
-  enum Kind : uint8_t { none, relu, clip, leaky_relu, hard_swish, sigmoid, hard_sigmoid, tanh };
+  // The kinds after gelu_tanh are the standalone unary ops of the fast unary kernel
+  // (unary_fast.cpp); no fusion pass puts them in an epilogue.
+  enum Kind : uint8_t {
+    none,
+    relu,
+    clip,
+    leaky_relu,
+    hard_swish,
+    sigmoid,
+    hard_sigmoid,
+    tanh,
+    swish,
+    gelu,
+    gelu_tanh,
+    exp,
+    log,
+    erf,
+    sqrt,
+    reciprocal,
+    square,
+    softplus,
+    mish,
+  };
   Kind kind = none;
-  float p0 = 0.f, p1 = 0.f;  // clip: lo, hi; leaky_relu: alpha; hard_sigmoid: alpha, beta
+  // clip: lo, hi; leaky_relu: alpha; hard_sigmoid: alpha, beta; swish: alpha
+  float p0 = 0.f, p1 = 0.f;
   float post_mul = 1.f, post_add = 0.f;
 };
 
@@ -118,6 +141,10 @@ struct Ops {
   // Softmax (or log-softmax) of `rows` rows of n floats.
   void (*softmax_rows)(const float* x, float* y, int64_t rows, int64_t n, bool log_softmax,
                        const Parallel&) = nullptr;
+  // Layer normalization of `rows` rows of n floats: (x - mean) / sqrt(var + eps) * scale[i] +
+  // bias[i] (bias may be null).
+  void (*layer_norm_rows)(const float* x, float* y, int64_t rows, int64_t n, const float* scale,
+                          const float* bias, float eps, const Parallel&) = nullptr;
   // One LSTM cell update (core/kernels/lstm_gemm.h, LstmGemm::cell).
   void (*lstm_cell)(const float* gs, const float* gx, float* c, float* h, int64_t H) = nullptr;
   // y[i] = act(x[i]) for n floats (in place when y == x).

@@ -196,8 +196,7 @@ inline void micro_kernel(const Tile& t) {
       WEAVE_TILE_CASE(hard_swish)
       WEAVE_TILE_CASE(hard_sigmoid)
 #undef WEAVE_TILE_CASE
-      case Activation::sigmoid:
-      case Activation::tanh:
+      default:  // polynomials: through the buffer (see store_tile_from)
         break;
     }
   }
@@ -269,7 +268,8 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
     // any left over go through the tile.
     const int64_t full = g.Mg / kNR;
     const int64_t quads = (full + 3) / 4;
-    par.for_range(g.N * quads, 1, [&](int64_t q0, int64_t q1) {
+    const double work = 2.0 * static_cast<double>(g.N * g.Mg * g.Cg);
+    par.for_range(g.N * quads, grain_for(par, g.N * quads, work), [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t n = q / quads, j0 = (q % quads) * 4;
         const int np = static_cast<int>(full - j0 < 4 ? full - j0 : 4);
@@ -320,7 +320,9 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
   // Too few tasks to feed every thread a few (small maps: 13x13 is 15 blocks, one chunk):
   // halve the pixel chunks or split the panels, whichever side of a task is the larger, so
   // that tasks stay about square (each reloads its rows and its panels) and even.
-  const int threads = par.threads();
+  // Threads the arithmetic justifies (parallel.h), not every thread there is.
+  const double work = 2.0 * static_cast<double>(g.N * g.groups * P * g.Mg * g.Cg * taps);
+  const int threads = threads_for(par, work);
   int64_t splits = 1;
   auto tasks = [&] { return g.N * g.groups * ((blocks + chunk - 1) / chunk) * splits; };
   while (threads > 1 && tasks() < 4 * threads) {
@@ -336,7 +338,7 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
   const int64_t items = g.N * g.groups * chunks;
   const int64_t per_split = (panels + splits - 1) / splits;
 
-  par.for_range(items * splits, 1, [&](int64_t t0, int64_t t1) {
+  par.for_range(items * splits, grain_for(par, items * splits, work), [&](int64_t t0, int64_t t1) {
     const float* addr[kMaxAddr];
     alignas(64) float border[kRowFloats];
     alignas(64) float spill[kMR * kNR];

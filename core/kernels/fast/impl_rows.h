@@ -1,7 +1,9 @@
-// Row-wise kernels of the fast path (softmax over the innermost axis), for one instruction set.
+// Row-wise kernels of the fast path (softmax over the innermost axis, layer normalization, the
+// LSTM cell), for one instruction set.
 // ISA translation units only (see simd.h).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -27,7 +29,8 @@ inline float row_max(const float* x, int64_t n) {
 // y[r][i] = exp(x[r][i] - max_r) / sum_r, or (log_softmax) x - max_r - log(sum_r); rows of n.
 inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool log_softmax,
                          const Parallel& par) {
-  par.for_range(rows, 1, [&](int64_t r0, int64_t r1) {
+  const double work = static_cast<double>(rows * n) * 2 * kElementWork;  // an exp per element
+  par.for_range(rows, grain_for(par, rows, work), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x + r * n;
       float* yr = y + r * n;
@@ -57,6 +60,54 @@ inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool
         for (i = 0; i + Simd::W <= n; i += Simd::W) Simd::store(yr + i, Simd::mul(Simd::load(yr + i), vi));
         for (; i < n; ++i) yr[i] *= inv;
       }
+    }
+  });
+}
+
+// y = (x - mean) / sqrt(var + eps) * scale + bias over rows of n (bias may be null); the
+// moments in two passes over the row, in float vectors.
+inline void layer_norm_rows(const float* x, float* y, int64_t rows, int64_t n, const float* scale,
+                            const float* bias, float eps, const Parallel& par) {
+  const int64_t grain = grain_for(par, rows, static_cast<double>(rows * n) * 2 * kElementWork);
+  const int64_t full = n / Simd::W * Simd::W;
+  const auto tail = Simd::mask(n - full);
+  par.for_range(rows, grain, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * n;
+      float* yr = y + r * n;
+      // The sum of x - x[0], not of x: rows far from 0 (a mean of 100, a spread of 1) keep
+      // their mean's low digits, which the variance and every output depend on.
+      const V shift = Simd::set1(xr[0]);
+      V s = Simd::zero();
+      for (int64_t i = 0; i < full; i += Simd::W) s = Simd::add(s, Simd::sub(Simd::load(xr + i), shift));
+      float partial = Simd::sum(s);
+      for (int64_t i = full; i < n; ++i) partial += xr[i] - xr[0];
+      const V mean = Simd::set1(xr[0] + partial / static_cast<float>(n));
+      V q = Simd::zero();
+      for (int64_t i = 0; i < full; i += Simd::W) {
+        const V d = Simd::sub(Simd::load(xr + i), mean);
+        q = Simd::fma(d, d, q);
+      }
+      if (full < n) {
+        // Masked lanes load 0 from x and, here, 0 for the mean: their difference adds nothing.
+        alignas(64) float m[Simd::W];
+        Simd::store(m, mean);
+        const V d = Simd::sub(Simd::load(xr + full, tail), Simd::load(m, tail));
+        q = Simd::fma(d, d, q);
+      }
+      const float inv = 1.f / std::sqrt(Simd::sum(q) / static_cast<float>(n) + eps);
+      const V vinv = Simd::set1(inv);
+      auto one = [&](int64_t i, auto load, auto store) {
+        const V t = Simd::mul(Simd::sub(load(xr + i), mean), vinv);
+        store(yr + i, Simd::fma(t, load(scale + i), bias != nullptr ? load(bias + i) : Simd::zero()));
+      };
+      for (int64_t i = 0; i < full; i += Simd::W)
+        one(
+            i, [](const float* p) { return Simd::load(p); }, [](float* p, V v) { Simd::store(p, v); });
+      if (full < n)
+        one(
+            full, [&](const float* p) { return Simd::load(p, tail); },
+            [&](float* p, V v) { Simd::store(p, v, tail); });
     }
   });
 }

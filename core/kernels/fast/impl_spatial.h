@@ -162,7 +162,8 @@ inline void depthwise(const DepthwiseArgs& a, const Parallel& par) {
     if (in_lo > in_hi) in_lo = in_hi;
   }
   const int64_t rows = a.N * a.OH;
-  par.for_range(rows, 1, [&](int64_t r0, int64_t r1) {
+  const double work = 2.0 * static_cast<double>(rows * a.OW * a.C * a.KH * a.KW);
+  par.for_range(rows, grain_for(par, rows, work), [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
       const int64_t n = row / a.OH, oh = row % a.OH;
       const float* x = a.x + n * a.IH * a.IW * a.C;
@@ -256,10 +257,13 @@ inline void pool(const PoolArgs& a, const Parallel& par) {
   // Rows of output pixels, or channel chunks when there are few rows (global pooling).
   const int64_t rows = a.N * a.OH;
   const int64_t cvec = (a.C + Simd::W - 1) / Simd::W;
+  // A window tap is a load and an add; the output's pixels stream out.
+  const double work = static_cast<double>(rows * a.OW * a.C) * (a.KH * a.KW + kElementWork);
+  const int threads = threads_for(par, work);
   int64_t csplit = 1;
-  while (rows * csplit < 4 * par.threads() && csplit < cvec) ++csplit;
+  while (rows * csplit < 4 * threads && csplit < cvec) ++csplit;
   const int64_t cper = (cvec + csplit - 1) / csplit * Simd::W;
-  par.for_range(rows * csplit, 1, [&](int64_t t0, int64_t t1) {
+  par.for_range(rows * csplit, grain_for(par, rows * csplit, work), [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t row = t / csplit, cs = t % csplit;
       const int64_t n = row / a.OH, oh = row % a.OH;
@@ -305,13 +309,23 @@ inline void pool(const PoolArgs& a, const Parallel& par) {
   });
 }
 
+// y = act(x) * post_mul + post_add, the kind dispatched once (not per vector). One thread's
+// share of an elementwise op (unary_fast.cpp splits it).
 inline void activate_array(const float* x, float* y, int64_t n, Activation act) {
-  int64_t i = 0;
-  for (; i + Simd::W <= n; i += Simd::W) Simd::store(y + i, activate(Simd::load(x + i), act));
-  if (i < n) {
-    const auto m = Simd::mask(n - i);
-    Simd::store(y + i, activate(Simd::load(x + i, m), act), m);
-  }
+  const bool post = act.post_mul != 1.f || act.post_add != 0.f;
+  with_activation(act.kind, [&](auto k) {
+    constexpr Activation::Kind K = decltype(k)::value;
+    auto one = [&](V v) {
+      v = activation_of<K>(v, act);
+      return post ? Simd::fma(v, Simd::set1(act.post_mul), Simd::set1(act.post_add)) : v;
+    };
+    int64_t i = 0;
+    for (; i + Simd::W <= n; i += Simd::W) Simd::store(y + i, one(Simd::load(x + i)));
+    if (i < n) {
+      const auto m = Simd::mask(n - i);
+      Simd::store(y + i, one(Simd::load(x + i, m)), m);
+    }
+  });
 }
 
 }  // namespace weave::fast::WEAVE_ISA_NS

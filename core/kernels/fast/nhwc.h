@@ -1,6 +1,8 @@
 // The fast path's channels-last kernels as the registry and the layout pass see them.
 #pragma once
 
+#include <span>
+
 #include "core/graph/graph.h"
 #include "core/kernels/kernel.h"
 
@@ -58,6 +60,11 @@ class NhwcConvKernel : public Kernel {
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_gemm(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_softmax(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_lstm(const KernelSetup& s);
+// Elementwise unary math (unary_fast.cpp) for the ops fast_unary_ops() names; declines dtypes
+// other than float32, Clip bounds and Pow exponents that are not constants it knows.
+[[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_unary(const KernelSetup& s);
+[[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_layer_norm(const KernelSetup& s);
+[[nodiscard]] std::span<const char* const> fast_unary_ops();
 
 // Registers every fast kernel (priority above the reference ones, impl "fast") and their
 // channels-last query; does nothing when the CPU has no fast path.

@@ -45,6 +45,8 @@ void register_fast_kernels(KernelRegistry& r) {
   r.add("Softmax", make_fast_softmax, kPriority, "fast");
   r.add("LSTM", make_fast_lstm, kPriority, "fast");
   r.add("LogSoftmax", make_fast_softmax, kPriority, "fast");
+  r.add("LayerNormalization", make_fast_layer_norm, kPriority, "fast");
+  for (const char* op : fast_unary_ops()) r.add(op, make_fast_unary, kPriority, "fast");
   r.set_nhwc_query(&has_nhwc_kernel);
 }
 

@@ -44,32 +44,35 @@ class FastResize final : public Kernel {
     const float* x = ctx.inputs[0].as<float>();
     float* y = kern::out_f32(ctx, 0);
     const std::size_t row_bytes = static_cast<std::size_t>(C) * sizeof(float);
-    ctx.parallel.for_range(xd[0] * OH, 4, [&](int64_t r0, int64_t r1) {
-      for (int64_t row = r0; row < r1; ++row) {
-        const int64_t n = row / OH, oh = row % OH;
-        const float* a = x + (n * IH + mh.i0[oh]) * IW * C;
-        float* yr = y + row * OW * C;
-        if (!spec_.linear) {
-          for (int64_t ow = 0; ow < OW; ++ow) std::memcpy(yr + ow * C, a + mw.i0[ow] * C, row_bytes);
-          continue;
-        }
-        const float* b = x + (n * IH + mh.i1[oh]) * IW * C;
-        const float lh = mh.lam[oh];
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          const float* a0 = a + mw.i0[ow] * C;
-          const float* a1 = a + mw.i1[ow] * C;
-          const float* b0 = b + mw.i0[ow] * C;
-          const float* b1 = b + mw.i1[ow] * C;
-          const float lw = mw.lam[ow];
-          float* yp = yr + ow * C;
-          for (int64_t c = 0; c < C; ++c) {
-            const float top = a0[c] + (a1[c] - a0[c]) * lw;
-            const float bot = b0[c] + (b1[c] - b0[c]) * lw;
-            yp[c] = top + (bot - top) * lh;
-          }
-        }
-      }
-    });
+    const double work = static_cast<double>(out.numel()) * kElementWork;
+    ctx.parallel.for_range(xd[0] * OH, grain_for(ctx.parallel, xd[0] * OH, work, 4),
+                           [&](int64_t r0, int64_t r1) {
+                             for (int64_t row = r0; row < r1; ++row) {
+                               const int64_t n = row / OH, oh = row % OH;
+                               const float* a = x + (n * IH + mh.i0[oh]) * IW * C;
+                               float* yr = y + row * OW * C;
+                               if (!spec_.linear) {
+                                 for (int64_t ow = 0; ow < OW; ++ow)
+                                   std::memcpy(yr + ow * C, a + mw.i0[ow] * C, row_bytes);
+                                 continue;
+                               }
+                               const float* b = x + (n * IH + mh.i1[oh]) * IW * C;
+                               const float lh = mh.lam[oh];
+                               for (int64_t ow = 0; ow < OW; ++ow) {
+                                 const float* a0 = a + mw.i0[ow] * C;
+                                 const float* a1 = a + mw.i1[ow] * C;
+                                 const float* b0 = b + mw.i0[ow] * C;
+                                 const float* b1 = b + mw.i1[ow] * C;
+                                 const float lw = mw.lam[ow];
+                                 float* yp = yr + ow * C;
+                                 for (int64_t c = 0; c < C; ++c) {
+                                   const float top = a0[c] + (a1[c] - a0[c]) * lw;
+                                   const float bot = b0[c] + (b1[c] - b0[c]) * lw;
+                                   yp[c] = top + (bot - top) * lh;
+                                 }
+                               }
+                             }
+                           });
   }
 
  private:

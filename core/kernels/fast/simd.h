@@ -28,6 +28,7 @@ struct Simd {
   static V load(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
   static void store(float* p, V v, Mask m) { _mm512_mask_storeu_ps(p, m, v); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V fnma(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }  // c - a * b
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
@@ -35,6 +36,21 @@ struct Simd {
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
   static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static V sqrt(V a) { return _mm512_sqrt_ps(a); }
+  static V abs(V a) { return _mm512_andnot_ps(set1(-0.f), a); }
+  static V sign(V a) { return _mm512_and_ps(set1(-0.f), a); }  // the sign bit alone
+  static V bit_or(V a, V b) { return _mm512_or_ps(a, b); }
+  // a < b ? t : f (false for NaN)
+  static V select_lt(V a, V b, V t, V f) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), f, t);
+  }
+  // a == b ? t : f
+  static V select_eq(V a, V b, V t, V f) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), f, t);
+  }
+  // x = m * 2^e with m in [0.5, 1) for positive normal x: m, and e as a float.
+  static V frexp_mant(V x) { return _mm512_getmant_ps(x, _MM_MANT_NORM_p5_1, _MM_MANT_SIGN_src); }
+  static V frexp_exp(V x) { return _mm512_add_ps(_mm512_getexp_ps(x), set1(1.f)); }
   // a < 0 ? b : a
   static V select_neg(V a, V b) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, zero(), _CMP_LT_OQ), a, b);
@@ -44,7 +60,16 @@ struct Simd {
     return _mm512_castsi512_ps(
         _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
   }
-  static float sum(V v) { return _mm512_reduce_add_ps(v); }
+  static float sum(V v) {
+    // By hand: GCC 12's _mm512_reduce_add_ps trips -Wmaybe-uninitialized (_mm256_undefined_pd).
+    const __m256 h =
+        _mm256_add_ps(_mm512_castps512_ps256(v),
+                      _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xff, _mm512_castps_pd(v), 1)));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
 };
 #else
 struct Simd {
@@ -62,6 +87,7 @@ struct Simd {
   static V load(const float* p, Mask m) { return _mm256_maskload_ps(p, m); }
   static void store(float* p, V v, Mask m) { _mm256_maskstore_ps(p, m, v); }
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V fnma(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
@@ -69,6 +95,22 @@ struct Simd {
   static V max(V a, V b) { return _mm256_max_ps(a, b); }
   static V min(V a, V b) { return _mm256_min_ps(a, b); }
   static V round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static V sqrt(V a) { return _mm256_sqrt_ps(a); }
+  static V abs(V a) { return _mm256_andnot_ps(set1(-0.f), a); }
+  static V sign(V a) { return _mm256_and_ps(set1(-0.f), a); }
+  static V bit_or(V a, V b) { return _mm256_or_ps(a, b); }
+  static V select_lt(V a, V b, V t, V f) { return _mm256_blendv_ps(f, t, _mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
+  static V select_eq(V a, V b, V t, V f) { return _mm256_blendv_ps(f, t, _mm256_cmp_ps(a, b, _CMP_EQ_OQ)); }
+  static V frexp_mant(V x) {
+    const __m256i i = _mm256_castps_si256(x);
+    return _mm256_castsi256_ps(
+        _mm256_or_si256(_mm256_and_si256(i, _mm256_set1_epi32(0x807fffff)), _mm256_set1_epi32(0x3f000000)));
+  }
+  static V frexp_exp(V x) {
+    const __m256i e = _mm256_srli_epi32(_mm256_castps_si256(x), 23);
+    return _mm256_cvtepi32_ps(
+        _mm256_sub_epi32(_mm256_and_si256(e, _mm256_set1_epi32(0xff)), _mm256_set1_epi32(126)));
+  }
   static V select_neg(V a, V b) { return _mm256_blendv_ps(a, b, _mm256_cmp_ps(a, zero(), _CMP_LT_OQ)); }
   static V pow2i(V n) {
     return _mm256_castsi256_ps(
@@ -86,7 +128,8 @@ struct Simd {
 using V = Simd::V;
 
 // e^x to about 2 ulp over the float range (range reduction by ln 2, degree-6 polynomial);
-// clamps below -87.3 (to about 1e-38) and gives +inf above 88.4. NaN in, NaN out.
+// clamps below -87.3 (to about 1e-38) and gives +inf above 88.38 (where e^x passes 2^127.5; it
+// overflows float at 88.72). NaN in, NaN out.
 inline V exp(V x) {
   const V hi = Simd::set1(88.3762626647949f), lo = Simd::set1(-87.3365447504f);
   const V xc = Simd::max(lo, Simd::min(hi, x));  // operand order keeps NaN (min/max return the 2nd)
@@ -100,7 +143,42 @@ inline V exp(V x) {
   p = Simd::fma(p, r, Simd::set1(1.6666665459e-1f));
   p = Simd::fma(p, r, Simd::set1(5.0000001201e-1f));
   p = Simd::fma(Simd::mul(p, r), r, Simd::add(r, Simd::set1(1.f)));
-  return Simd::mul(p, Simd::pow2i(n));
+  return Simd::select_lt(hi, x, Simd::set1(__builtin_inff()), Simd::mul(p, Simd::pow2i(n)));
+}
+
+// ln x to a few ulp for positive x (split into mantissa and exponent, degree-8 polynomial on
+// the mantissa near 1; subnormals scaled by 2^23 first); 0 gives -inf, negative values and NaN
+// give NaN, +inf gives +inf.
+inline V log(V x) {
+  const V one = Simd::set1(1.f);
+  const V tiny = Simd::set1(1.17549435e-38f);  // the least normal float
+  const V xs = Simd::select_lt(x, tiny, Simd::mul(x, Simd::set1(8388608.f)), x);
+  V e = Simd::sub(Simd::frexp_exp(xs), Simd::select_lt(x, tiny, Simd::set1(23.f), Simd::zero()));
+  V m = Simd::frexp_mant(xs);
+  // m in [sqrt(1/2), sqrt(2)): keeps the polynomial's argument in [-0.29, 0.41]
+  const V small = Simd::select_lt(m, Simd::set1(0.707106781186547524f), one, Simd::zero());
+  e = Simd::sub(e, small);
+  m = Simd::sub(Simd::add(m, Simd::mul(m, small)), one);
+  const V z = Simd::mul(m, m);
+  V p = Simd::set1(7.0376836292e-2f);
+  p = Simd::fma(p, m, Simd::set1(-1.1514610310e-1f));
+  p = Simd::fma(p, m, Simd::set1(1.1676998740e-1f));
+  p = Simd::fma(p, m, Simd::set1(-1.2420140846e-1f));
+  p = Simd::fma(p, m, Simd::set1(1.4249322787e-1f));
+  p = Simd::fma(p, m, Simd::set1(-1.6668057665e-1f));
+  p = Simd::fma(p, m, Simd::set1(2.0000714765e-1f));
+  p = Simd::fma(p, m, Simd::set1(-2.4999993993e-1f));
+  p = Simd::fma(p, m, Simd::set1(3.3333331174e-1f));
+  V y = Simd::mul(Simd::mul(p, m), z);
+  y = Simd::fma(e, Simd::set1(-2.12194440e-4f), y);
+  y = Simd::fma(z, Simd::set1(-0.5f), y);
+  y = Simd::add(m, y);
+  y = Simd::fma(e, Simd::set1(0.693359375f), y);
+  const V inf = Simd::set1(__builtin_inff());
+  y = Simd::select_eq(x, Simd::zero(), Simd::set1(-__builtin_inff()), y);  // +0 and -0
+  y = Simd::select_lt(x, Simd::zero(), Simd::set1(__builtin_nanf("")), y);
+  y = Simd::select_eq(x, inf, inf, y);
+  return Simd::select_eq(x, x, y, x);  // NaN in, NaN out
 }
 
 }  // namespace weave::fast::WEAVE_ISA_NS

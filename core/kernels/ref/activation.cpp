@@ -1,4 +1,4 @@
-// The activations with attributes: LeakyRelu, HardSigmoid, Elu, Selu, Gelu, ThresholdedRelu,
+// The activations with attributes: LeakyRelu, HardSigmoid, Elu, Selu, Gelu, Swish, ThresholdedRelu,
 // Shrink and Celu, on the unary kernel of elementwise.h (UnaryKernel, float32).
 #include <algorithm>
 #include <cmath>
@@ -38,6 +38,9 @@ struct Gelu {
     return 0.5f * x * (1.f + std::erf(x * 0.7071067811865476f));
   }
 };
+struct Swish {  // x * sigmoid(alpha * x)
+  static float f(float x, const UParams& p) { return x / (1.f + std::exp(-p.alpha * x)); }
+};
 struct ThresholdedRelu {
   static float f(float x, const UParams& p) { return x > p.alpha ? x : 0.f; }
 };
@@ -66,6 +69,9 @@ Expected<std::unique_ptr<Kernel>> make_selu(const KernelSetup& s) {
   return make_unary_with<Selu, kF>({s.node.attrs.get_float("alpha", 1.67326319217681884765625f), 0.f,
                                     s.node.attrs.get_float("gamma", 1.05070102214813232421875f)});
 }
+Expected<std::unique_ptr<Kernel>> make_swish(const KernelSetup& s) {
+  return make_unary_with<Swish, kF>({s.node.attrs.get_float("alpha", 1.f)});
+}
 Expected<std::unique_ptr<Kernel>> make_thresholded_relu(const KernelSetup& s) {
   return make_unary_with<ThresholdedRelu, kF>({s.node.attrs.get_float("alpha", 1.f)});
 }
@@ -93,6 +99,7 @@ void register_activation(KernelRegistry& r) {
   r.add("Elu", &make_elu);
   r.add("Selu", &make_selu);
   r.add("Gelu", &make_gelu);
+  r.add("Swish", &make_swish);
   r.add("ThresholdedRelu", &make_thresholded_relu);
   r.add("Shrink", &make_shrink);
   r.add("Celu", &make_celu);

@@ -22,6 +22,7 @@ using kern::UnaryKernel;
 // accumulate into the output, so an input after the first two would be overwritten before it
 // is read: the planner only aliases two-input nodes. Comparisons change the dtype (never equal).
 uint32_t in_place_inputs(const Kernel& kernel) {
+  if (const uint32_t own = kernel.in_place(); own != 0) return own;
   const Kernel* k = &kernel;
   if (dynamic_cast<const UnaryKernel*>(k) || is_clip_kernel(kernel)) return 1u;
   if (dynamic_cast<const BinaryKernel<Bin::add>*>(k) || dynamic_cast<const BinaryKernel<Bin::sub>*>(k) ||

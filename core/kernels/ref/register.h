@@ -33,9 +33,9 @@ void register_logical(KernelRegistry& r);     // And, Or, Xor, Not
 void register_where(KernelRegistry& r);       // Where
 void register_prelu(KernelRegistry& r);       // PRelu
 void register_unary(
-    KernelRegistry& r);  // Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Neg, Sin, ... (the unary math ops)
+    KernelRegistry& r);  // Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Mish, Sin, ... (the unary math ops)
 void register_activation(
-    KernelRegistry& r);  // LeakyRelu, HardSigmoid, Elu, Selu, Gelu, ThresholdedRelu, Shrink, Celu
+    KernelRegistry& r);  // LeakyRelu, HardSigmoid, Elu, Selu, Gelu, Swish, ThresholdedRelu, Shrink, Celu
 void register_is_nan(KernelRegistry& r);             // IsNaN, IsInf
 void register_bit_shift(KernelRegistry& r);          // BitShift
 void register_clip(KernelRegistry& r);               // Clip

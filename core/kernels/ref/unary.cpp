@@ -1,5 +1,5 @@
 // The unary math ops, one kernel (UnaryKernel, elementwise.h): Relu, Sigmoid, HardSwish, Tanh,
-// Exp, Log, Sqrt, Abs, Neg, Reciprocal, Floor, Ceil, Round, Erf, Softplus, Sin, Cos, Tan, Asin,
+// Exp, Log, Sqrt, Abs, Neg, Reciprocal, Floor, Ceil, Round, Erf, Softplus, Mish, Sin, Cos, Tan, Asin,
 // Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Softsign and Sign. The activations with attributes
 // are in activation.cpp, Not in logical.cpp.
 #include <algorithm>
@@ -62,6 +62,9 @@ struct Erf {
 struct Softplus {
   // log(1 + e^x) without overflow for large x.
   static float f(float x, const UParams&) { return x > 20.f ? x : std::log1p(std::exp(x)); }
+};
+struct Mish {  // x * tanh(softplus(x))
+  static float f(float x, const UParams& p) { return x * std::tanh(Softplus::f(x, p)); }
 };
 struct Sin {
   static float f(float x, const UParams&) { return std::sin(x); }
@@ -142,6 +145,7 @@ void register_unary(KernelRegistry& r) {
   r.add("Round", &make_unary<Round>);
   r.add("Erf", &make_unary<Erf>);
   r.add("Softplus", &make_unary<Softplus>);
+  r.add("Mish", &make_unary<Mish>);
   r.add("Sin", &make_unary<Sin>);
   r.add("Cos", &make_unary<Cos>);
   r.add("Tan", &make_unary<Tan>);

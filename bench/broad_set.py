@@ -4,7 +4,8 @@ weights (Debian's PyTorch and torchvision 0.14; nothing is downloaded). Speed on
 docs/performance.md reports against ONNX Runtime; correctness is checked by the same bench run
 (weave's outputs against ONNX Runtime's).
 
-  export_bench_models.py OUT_DIR [--only NAME ...] [--list]
+  bench/broad_set.py OUT_DIR [--only NAME ...]     export (models already in OUT_DIR are kept)
+  bench/broad_set.py --list                       one line per model: NAME DIMS
 
 Each model is written as OUT_DIR/NAME.onnx with one input "input" of the shape below (batch 1)
 and its outputs. BatchNorm statistics are calibrated on random batches so that activations keep
@@ -234,7 +235,7 @@ def export(name, out):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("out")
+    ap.add_argument("out", nargs="?")
     ap.add_argument("--only", nargs="*")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
@@ -242,6 +243,8 @@ def main():
         for name, (_, shape, _) in MODELS.items():
             print(name, "x".join(map(str, shape)))
         return 0
+    if not a.out:
+        ap.error("OUT_DIR is required (or --list)")
     os.makedirs(a.out, exist_ok=True)
     for name in a.only or MODELS:
         if name not in MODELS:
