@@ -9,6 +9,7 @@
 #include "core/compiler/fuse_hardswish.h"
 #include "core/compiler/fuse_layer_norm.h"
 #include "core/compiler/remove_identity.h"
+#include "core/compiler/trim_conv_taps.h"
 
 namespace weave {
 
@@ -21,6 +22,7 @@ Expected<Graph> compile_graph(Graph g, const CompileOptions& opt, const KernelRe
   if (opt.fuse) {
     // Again: a bias Add before a BatchNormalization folds first, an affine after it only now.
     WEAVE_TRY(fold_conv_affine(g));
+    WEAVE_TRY(trim_conv_taps(g));
     WEAVE_TRY(fuse_hardswish(g));
     WEAVE_TRY(fuse_activations(g));
     WEAVE_TRY(fuse_layer_norm(g));
