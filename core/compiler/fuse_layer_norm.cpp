@@ -14,15 +14,16 @@ namespace {
 
 struct Match {
   int32_t x = kNoValue;
-  int64_t axis = 0;  // first normalized axis (non-negative)
+  int64_t axis = 0;  // first normalized axis (non-negative), or -1: the last axis of a rank not known
   float eps = 0.f;
 };
 
-// The first axis of a ReduceMean over x's trailing axes (keepdims), or nullopt.
+// The first axis of a ReduceMean over x's trailing axes (keepdims), or nullopt. Where shape
+// inference lost x's rank (models that compute shapes at run time, e.g. windowed attention), a
+// mean over axis -1 alone is still a row norm: -1.
 std::optional<int64_t> trailing_axis(const Graph& g, const Node& r, int32_t x) {
   const Value& xv = g.values[x];
-  if (!xv.rank_known || xv.shape.empty() || r.attrs.get_int("keepdims", 1) != 1) return std::nullopt;
-  const auto rank = static_cast<int64_t>(xv.shape.size());
+  if ((xv.rank_known && xv.shape.empty()) || r.attrs.get_int("keepdims", 1) != 1) return std::nullopt;
   std::vector<int64_t> axes = r.attrs.get_ints("axes");
   if (r.inputs.size() > 1 && r.inputs[1] != kNoValue) {  // opset 18: axes as an input
     if (!is_param(g, r.inputs[1]) || g.values[r.inputs[1]].dtype != DType::int64) return std::nullopt;
@@ -30,6 +31,8 @@ std::optional<int64_t> trailing_axis(const Graph& g, const Node& r, int32_t x) {
     axes.assign(v.as<int64_t>(), v.as<int64_t>() + v.numel());
   }
   if (axes.empty()) return std::nullopt;  // all axes, or noop_with_empty_axes: not a row norm
+  if (!xv.rank_known) return axes == std::vector<int64_t>{-1} ? std::optional<int64_t>(-1) : std::nullopt;
+  const auto rank = static_cast<int64_t>(xv.shape.size());
   std::vector<bool> seen(rank, false);
   for (int64_t a : axes) {
     if (a < -rank || a >= rank) return std::nullopt;
@@ -86,6 +89,7 @@ std::optional<Match> normalized(Pattern& p, const Graph& g, const Node& div) {
 
 // Elements of one normalized row of x from `axis` on, when static.
 std::optional<int64_t> row_length(const Value& x, int64_t axis) {
+  if (axis < 0) return std::nullopt;
   int64_t n = 1;
   for (std::size_t i = static_cast<std::size_t>(axis); i < x.shape.size(); ++i) {
     if (x.shape[i] < 0) return std::nullopt;
@@ -108,13 +112,29 @@ bool per_row_param(const Graph& g, int32_t v, const Value& x, int64_t axis, int6
   return true;
 }
 
+// A float32 param of shape [1, .., 1, n] (n > 1) of no higher rank than x (1 when x's rank is
+// not known: the product must keep x's dims), read against a row length not known before run
+// time: LayerNormalization's kernel checks n against it when it plans the shapes.
+bool last_axis_param(const Graph& g, int32_t v, const Value& x) {
+  if (!is_param(g, v) || g.values[v].dtype != DType::float32) return false;
+  const Shape& s = g.values[v].shape;
+  if (s.empty() || s.back() < 2 || s.size() > (x.rank_known ? x.shape.size() : 1)) return false;
+  for (std::size_t i = 0; i + 1 < s.size(); ++i)
+    if (s[i] != 1) return false;
+  return true;
+}
+
 // The other operand of binary `n` when one of them is `y` and the other a per-row param.
 int32_t per_row_operand(const Graph& g, const Node& n, int32_t y, const Match& mt) {
   const Value& x = g.values[mt.x];
   const std::optional<int64_t> len = row_length(x, mt.axis);
-  if (!len || n.inputs.size() != 2) return kNoValue;
-  for (int s = 0; s < 2; ++s)
-    if (n.inputs[s] == y && per_row_param(g, n.inputs[1 - s], x, mt.axis, *len)) return n.inputs[1 - s];
+  const bool last_axis = mt.axis < 0 || (x.rank_known && mt.axis + 1 == static_cast<int64_t>(x.shape.size()));
+  if (n.inputs.size() != 2 || (!len && !last_axis)) return kNoValue;
+  for (int s = 0; s < 2; ++s) {
+    if (n.inputs[s] != y) continue;
+    const int32_t p = n.inputs[1 - s];
+    if (len ? per_row_param(g, p, x, mt.axis, *len) : last_axis_param(g, p, x)) return p;
+  }
   return kNoValue;
 }
 
@@ -179,8 +199,8 @@ void sweep(Graph& g, std::optional<Found> (*match)(Pattern&, const Graph&, const
     if (g.nodes[i].outputs.size() != 1) continue;
     const std::optional<Found> f = match(p, g, g.nodes[i]);
     if (!f) continue;
-    const int64_t len = *row_length(g.values[f->mt.x], f->mt.axis);
-    const int32_t scale = f->scale != kNoValue ? f->scale : ones(g, len);
+    const int32_t scale =
+        f->scale != kNoValue ? f->scale : ones(g, *row_length(g.values[f->mt.x], f->mt.axis));
     std::vector<int32_t> inputs{f->mt.x, scale};
     if (f->bias != kNoValue) inputs.push_back(f->bias);
     Attributes a;

@@ -118,12 +118,13 @@ std::optional<Activation> kind_of(const KernelSetup& s) {
     if (std::isnan(a.p0) || std::isnan(a.p1)) return std::nullopt;
     return a;
   } else if (op == "Pow") {
-    // Pow(x, c) broadcasts a one-element c of higher rank; only a c of rank <= x's keeps x's dims.
+    // Pow(x, c) broadcasts a one-element c of higher rank; only a c of rank <= x's keeps x's dims
+    // (a rank-0 c always does, whatever x's rank).
     const Value* x = kern::input_info(s, 0);
     const Value* c = kern::input_info(s, 1);
     const std::optional<double> e = s.node.inputs.size() == 2 ? scalar_constant(s, 1) : std::nullopt;
-    if (!e || x == nullptr || c == nullptr || !x->rank_known || !c->rank_known ||
-        c->shape.size() > x->shape.size())
+    if (!e || x == nullptr || c == nullptr || !c->rank_known ||
+        (!c->shape.empty() && (!x->rank_known || c->shape.size() > x->shape.size())))
       return std::nullopt;
     if (*e == 2.0)
       a.kind = A::square;
