@@ -43,7 +43,7 @@ const std::set<std::string>& broadcast_ops() {
 }
 bool layout_sensitive(const std::string& op) {
   return op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool" ||
-         op == "GlobalAveragePool" || op == "GlobalMaxPool";
+         op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "BatchNormalization";
 }
 
 Shape to_nhwc(const Shape& s) {

@@ -145,6 +145,10 @@ struct Ops {
   // bias[i] (bias may be null).
   void (*layer_norm_rows)(const float* x, float* y, int64_t rows, int64_t n, const float* scale,
                           const float* bias, float eps, const Parallel&) = nullptr;
+  // y = act(x * a[i] + b[i]) over rows of n floats (a per-channel affine of NHWC data: an
+  // inference BatchNormalization, y may be x).
+  void (*channel_affine_rows)(const float* x, float* y, int64_t rows, int64_t n, const float* a,
+                              const float* b, Activation act, const Parallel&) = nullptr;
   // One LSTM cell update (core/kernels/lstm_gemm.h, LstmGemm::cell).
   void (*lstm_cell)(const float* gs, const float* gx, float* c, float* h, int64_t H) = nullptr;
   // y[i] = act(x[i]) for n floats (in place when y == x).

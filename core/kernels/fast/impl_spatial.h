@@ -328,4 +328,27 @@ inline void activate_array(const float* x, float* y, int64_t n, Activation act) 
   });
 }
 
+inline void channel_affine_rows(const float* x, float* y, int64_t rows, int64_t n, const float* a,
+                                const float* b, Activation act, const Parallel& par) {
+  const int64_t grain = grain_for(par, rows, static_cast<double>(rows * n) * kElementWork);
+  with_activation(act.kind, [&](auto k) {
+    constexpr Activation::Kind K = decltype(k)::value;
+    par.for_range(rows, grain, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* xr = x + r * n;
+        float* yr = y + r * n;
+        int64_t i = 0;
+        for (; i + Simd::W <= n; i += Simd::W)
+          Simd::store(yr + i, activation_of<K>(
+                                  Simd::fma(Simd::load(xr + i), Simd::load(a + i), Simd::load(b + i)), act));
+        if (i < n) {
+          const auto m = Simd::mask(n - i);
+          const V v = Simd::fma(Simd::load(xr + i, m), Simd::load(a + i, m), Simd::load(b + i, m));
+          Simd::store(yr + i, activation_of<K>(v, act), m);
+        }
+      }
+    });
+  });
+}
+
 }  // namespace weave::fast::WEAVE_ISA_NS

@@ -26,6 +26,7 @@ inline Ops make_ops(Isa isa) {
   o.lstm_cell = &lstm_cell;
   o.winograd_workspace = &winograd_workspace;
   o.activate = &activate_array;
+  o.channel_affine_rows = &channel_affine_rows;
   o.pixels_to_planes = &pixels_to_planes;
   return o;
 }

@@ -19,6 +19,8 @@ namespace weave::fast {
 [[nodiscard]] bool conv_transpose_nhwc_supported(const Node& n, const Value* x, const Value* w, bool w_const,
                                                  const Value* b, bool b_const);
 [[nodiscard]] bool pool_nhwc_supported(const Node& n, const Value* x);
+// An inference BatchNormalization of a 4-D float32 input with its four params constant.
+[[nodiscard]] bool batch_norm_nhwc_supported(const Graph& g, const Node& n);
 // Resize of the middle axes of a 4-D tensor with constant scales/sizes keeping the last axis.
 [[nodiscard]] bool resize_nhwc_supported(const Graph& g, const Node& n);
 
@@ -39,6 +41,7 @@ class NhwcConvKernel : public Kernel {
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_conv(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_conv_transpose(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_pool(const KernelSetup& s);
+[[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_batch_norm(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_resize(const KernelSetup& s);
 // ExpandDepthwise and ConvConcat (core/kernels/fused_ops.h): the fused nodes the compiler makes
 // for these kernels (core/compiler/fuse_expand_depthwise.h, fuse_conv_concat.h).

@@ -24,6 +24,7 @@ bool has_nhwc_kernel(const Graph& g, const Node& n) {
     return conv_nhwc_supported(n, value_of(g, n, 0), value_of(g, n, 1), is_param(g, n, 1), value_of(g, n, 2),
                                is_param(g, n, 2));
   if (n.op == "Resize" || n.op == "Upsample") return resize_nhwc_supported(g, n);
+  if (n.op == "BatchNormalization") return batch_norm_nhwc_supported(g, n);
   if (n.op == "ConvTranspose")
     return conv_transpose_nhwc_supported(n, value_of(g, n, 0), value_of(g, n, 1), is_param(g, n, 1),
                                          value_of(g, n, 2), is_param(g, n, 2));
@@ -40,6 +41,7 @@ void register_fast_kernels(KernelRegistry& r) {
   r.add("Upsample", make_fast_resize, kPriority, "fast");
   for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
     r.add(op, make_fast_pool, kPriority, "fast");
+  r.add("BatchNormalization", make_fast_batch_norm, kPriority, "fast");
   r.add("MatMul", make_fast_matmul, kPriority, "fast");
   r.add("Gemm", make_fast_gemm, kPriority, "fast");
   r.add("Softmax", make_fast_softmax, kPriority, "fast");

@@ -109,6 +109,7 @@ class BatchNormTrainingKernel final : public Kernel {
 };
 
 Expected<std::unique_ptr<Kernel>> make_batch_norm(const KernelSetup& s) {
+  WEAVE_TRY(kern::require_nchw(s));
   WEAVE_TRY(kern::require_inputs(s, 5, 5));
   WEAVE_TRY(kern::require_float(s, {0, 1, 2, 3, 4}));
   if (s.node.attrs.get_int("training_mode", 0) != 0 || kern::has_output(s, 1) || kern::has_output(s, 2)) {
