@@ -1,5 +1,5 @@
-// The fusion passes (fold_conv_affine, fuse_hardswish, fuse_activations, fuse_layer_norm,
-// fuse_conv_epilogue) on hand-built graphs:
+// The fusion passes (fold_conv_affine, trim_conv_taps, fuse_hardswish, fuse_activations,
+// fuse_layer_norm, fuse_conv_epilogue) on hand-built graphs:
 // each fused graph must compute what the unfused one computes (both run through a Factory on
 // the same random input) with the expected nodes left, and each pass must leave alone what it
 // may not fuse (a second consumer, a graph output in the middle, a broadcasting residual).
@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/compiler/compile.h"
+#include "core/compiler/layout_nhwc.h"
 #include "core/runtime/executor.h"
 #include "core/runtime/factory.h"
 #include "tests/compiler/graph_build.h"
@@ -326,4 +327,133 @@ BOOST_AUTO_TEST_CASE(layer_norm_kept_when_not_a_row_norm) {
   const int32_t centred = h.nodes[1].outputs[0];
   set_output(h, centred, "centred");
   BOOST_TEST(count_op(check_same(h, Dims{2, 5, 24}), "LayerNormalization") == 0);
+}
+
+BOOST_AUTO_TEST_CASE(layer_norm_over_the_last_axis_of_a_rank_not_known) {
+  // Shape inference lost x's rank (windowed attention computes its shapes at run time): a mean
+  // over axis -1 still reads as a row norm, with the row length checked when shapes are planned.
+  for (int form = 1; form < 3; ++form) {
+    Graph g = layer_norm_graph(form, 1, form - 1, false);
+    g.values[g.inputs[0]].rank_known = false;
+    g.values[g.inputs[0]].shape.clear();
+    Graph f = check_same(g, Dims{2, 5, 24});
+    BOOST_TEST_REQUIRE(f.nodes.size() == 1u);
+    BOOST_TEST(f.nodes[0].op == "LayerNormalization");
+    BOOST_TEST(f.nodes[0].attrs.get_int("axis", 0) == -1);
+  }
+  // The normalization alone has no row length for its ones; a scale of rank 2 could raise x's
+  // rank: neither fuses.
+  Graph alone = layer_norm_graph(0, 1, 0, false);
+  alone.values[alone.inputs[0]].rank_known = false;
+  alone.values[alone.inputs[0]].shape.clear();
+  BOOST_TEST(count_op(check_same(alone, Dims{2, 5, 24}), "LayerNormalization") == 0);
+  Graph wide = layer_norm_graph(1, 1, 0, false, Shape{1, 24});
+  wide.values[wide.inputs[0]].rank_known = false;
+  wide.values[wide.inputs[0]].shape.clear();
+  BOOST_TEST(count_op(check_same(wide, Dims{2, 5, 24}), "LayerNormalization") == 0);
+}
+
+namespace {
+
+// A Conv over x [1, 3, spatial...] with weights [4, 3, kernel...] and the given attributes.
+Graph conv_nd(const Shape& spatial, const Shape& kernel, std::vector<int64_t> strides,
+              std::vector<int64_t> dilations, std::vector<int64_t> pads) {
+  Graph g;
+  Shape xs{1, 3}, ws{4, 3};
+  xs.insert(xs.end(), spatial.begin(), spatial.end());
+  ws.insert(ws.end(), kernel.begin(), kernel.end());
+  const int32_t x = add_input(g, "x", xs);
+  const int32_t w = add_f32(g, ws, random_floats(static_cast<std::size_t>(shape_numel(ws)), 5));
+  const int32_t b = add_f32(g, {4}, random_floats(4, 6));
+  Attributes a;
+  a.set("strides", std::move(strides));
+  a.set("dilations", std::move(dilations));
+  a.set("pads", std::move(pads));
+  set_output(g, add_node(g, "Conv", {x, w, b}, 1, a), "y");
+  return g;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(conv_taps_that_read_only_padding_are_dropped) {
+  struct Case {
+    Shape spatial, kernel;
+    std::vector<int64_t> strides, dilations, pads;
+    Shape kept;  // the kernel left
+  };
+  const Case cases[] = {
+      // ASPP-like: rate 5 on a 5x5 map, a 3x3 whose outer taps never reach the input.
+      {{5, 5}, {3, 3}, {1, 1}, {5, 5}, {5, 5, 5, 5}, {1, 1}},
+      // Rate 3 on 5x5: every tap reads input somewhere; nothing to drop.
+      {{5, 5}, {3, 3}, {1, 1}, {3, 3}, {3, 3, 3, 3}, {3, 3}},
+      // A 7x7 on a 2x3 map: rows 2..4 and columns 1..5 are left.
+      {{2, 3}, {7, 7}, {1, 1}, {1, 1}, {3, 3, 3, 3}, {3, 5}},
+      // Strided and one-sided: pads only at the end, the last taps read padding.
+      {{4, 6}, {5, 3}, {2, 2}, {2, 1}, {0, 0, 6, 2}, {2, 3}},
+      // Only one axis trims.
+      {{1, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, {1, 3}},
+      // 1-D.
+      {{6}, {5}, {1}, {4}, {8, 8}, {3}},
+  };
+  for (const Case& c : cases) {
+    Graph g = conv_nd(c.spatial, c.kernel, c.strides, c.dilations, c.pads);
+    Dims dims{1, 3};
+    for (int64_t v : c.spatial) dims.push_back(v);
+    Graph f = check_same(g, dims);
+    const Node* conv = nullptr;
+    for (const Node& n : f.nodes)
+      if (n.op == "Conv") conv = &n;
+    BOOST_TEST_REQUIRE(conv != nullptr);
+    const Shape& w = f.values[conv->inputs[1]].shape;
+    BOOST_TEST(Shape(w.begin() + 2, w.end()) == c.kept, "kernel " << shape_str(c.kernel));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(batch_norm_after_a_concat_stays_channels_last) {
+  // DenseNet's pre-activation: Concat -> BatchNormalization -> Relu -> Conv. With the fast
+  // path, the BatchNormalization runs NHWC between the Convs: reorders only at the graph's edges.
+  Graph g;
+  const int32_t x = add_input(g, "x", {1, 8, 6, 7});
+  g.values[x].shape = {1, 8, 6, 7};
+  Attributes same;
+  same.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto conv = [&](int32_t in, int64_t c, int64_t m, unsigned seed) {
+    const int32_t y = add_node(
+        g, "Conv", {in, add_f32(g, {m, c, 3, 3}, random_floats(static_cast<std::size_t>(m * c * 9), seed))},
+        1, same);
+    g.values[y].shape = {1, m, 6, 7};
+    return y;
+  };
+  const int32_t a = conv(x, 8, 16, 11), b = conv(x, 8, 8, 12);
+  Attributes axis1;
+  axis1.set("axis", int64_t{1});
+  const int32_t cat = add_node(g, "Concat", {a, b}, 1, axis1);
+  g.values[cat].shape = {1, 24, 6, 7};
+  std::vector<float> var = random_floats(24, 16);
+  for (float& v : var) v = std::fabs(v) + 0.1f;
+  const int32_t bn =
+      add_node(g, "BatchNormalization",
+               {cat, add_f32(g, {24}, random_floats(24, 13)), add_f32(g, {24}, random_floats(24, 14)),
+                add_f32(g, {24}, random_floats(24, 15)), add_f32(g, {24}, var)});
+  g.values[bn].shape = {1, 24, 6, 7};
+  const int32_t relu = add_node(g, "Relu", {bn});
+  g.values[relu].shape = {1, 24, 6, 7};
+  set_output(g, conv(relu, 24, 4, 17), "y");
+  check_same(g, Dims{1, 8, 6, 7});
+
+  auto c = compile_graph(g, CompileOptions{});
+  BOOST_REQUIRE(c);
+  auto f = Factory::create(std::move(*c));
+  BOOST_REQUIRE_MESSAGE(f, (f ? "" : f.message()));
+  const Graph& planned = (*f)->graph();
+  bool any_nhwc = false;
+  for (const Node& n : planned.nodes) {
+    if (n.op != "BatchNormalization") continue;
+    any_nhwc = n.attrs.get_string("weave_layout") == "NHWC";
+  }
+  if (!any_nhwc) {
+    BOOST_TEST_MESSAGE("no fast path on this CPU: the BatchNormalization stays NCHW");
+    return;
+  }
+  BOOST_TEST(count_layout_transposes(planned) == 2);  // the input in, the output out
 }

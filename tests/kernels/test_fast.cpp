@@ -243,6 +243,27 @@ BOOST_AUTO_TEST_CASE(pools_match_reference) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(batch_norm_nhwc_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 30; ++i) {
+    // Channel counts below, at and past a vector, with tails; 1 and 2 threads.
+    const int64_t c = r.pick({1, 3, 8, 15, 16, 17, 40, 64, 100, 256});
+    KernelCase kc;
+    kc.op = "BatchNormalization";
+    kc.attrs.set("epsilon", 1e-3f);
+    const auto seed = static_cast<uint32_t>(7500 + 10 * i);
+    kc.inputs.push_back(random_f32(Dims{r.pick({1, 2}), c, r.range(1, 9), r.range(1, 11)}, seed));
+    for (uint32_t k = 1; k <= 4; ++k) kc.inputs.push_back(random_f32(Dims{c}, seed + k));
+    float* var = kc.inputs[4].as<float>();
+    for (int64_t j = 0; j < c; ++j) var[j] = std::fabs(var[j]);  // a variance is not negative
+    kc.constant = {false, true, true, true, true};
+    compare(kc, {0}, 1e-6,
+            "BatchNormalization case " + std::to_string(i) + " x " + shape_str(kc.inputs[0].dims().span()),
+            1 + i % 2);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(matmul_matches_reference) {
   if (!have_fast()) return;
   Rng r;
