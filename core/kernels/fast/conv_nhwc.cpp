@@ -1,7 +1,7 @@
 // Fast Conv over NHWC data (nodes the layout pass marked weave_layout = "NHWC"): depthwise
-// convolutions run the channel-vectorized direct kernel, 3x3 stride-1 ones with enough channels
-// Winograd F(4x4, 3x3), everything else (1x1, strided, dilated, grouped) the implicit-GEMM
-// micro-kernel, each over weights packed at create.
+// convolutions, and grouped ones of narrow groups, run the channel-vectorized direct kernel,
+// 3x3 stride-1 ones with enough channels Winograd F(4x4, 3x3), everything else (1x1, strided,
+// dilated, wider groups) the implicit-GEMM micro-kernel, each over weights packed at create.
 #include <algorithm>
 #include <cstring>
 
@@ -22,6 +22,12 @@ constexpr int64_t kMaxGemmTaps = 121;
 // transforms, and its weights (4x the direct ones) stay within this many bytes per layer.
 constexpr int64_t kWinogradMinChannels = 16;
 constexpr int64_t kWinogradMaxBytes = int64_t{16} << 20;
+// Groups of up to this many channels (in and out) run the direct grouped kernel: the GEMM's
+// register tile would hold mostly other groups' zeros (ResNeXt's 3x3 of 4 channels per group at
+// 56x56 took 2.5 ms there, 0.32 ms direct; of 8 at 28x28, 0.73 and 0.32 ms). At 16 per group
+// the GEMM wins again (0.23 against 0.35 ms on AVX-512: a permutation per multiply-add costs more
+// than the tile's waste).
+constexpr int64_t kMaxNarrowGroup = 8;
 // Threads that may each take whole Winograd blocks (each needs a scratch lane in the workspace).
 constexpr int64_t kMaxWinogradLanes = 8;
 
@@ -37,6 +43,8 @@ class FastConv final : public NhwcConvKernel {
   Status pack(const float* w, const float* bias) {
     const int64_t taps = KH_ * KW_;
     depthwise_ = Cg_ == 1 && group_ == M_;
+    narrow_ = !depthwise_ && group_ > 1 && Cg_ * group_ == M_ && Cg_ <= kMaxNarrowGroup &&
+              ops_.vec % Cg_ == 0 && ops_.grouped != nullptr;
     winograd_ = !depthwise_ && group_ == 1 && KH_ == 3 && KW_ == 3 && unit(a_.strides) &&
                 unit(a_.dilations) && Cg_ >= kWinogradMinChannels && M_ >= kWinogradMinChannels &&
                 36 * Cg_ * M_ * int64_t{4} <= kWinogradMaxBytes && ops_.winograd != nullptr;
@@ -44,6 +52,8 @@ class FastConv final : public NhwcConvKernel {
       packed_ = pack_winograd_f43(w, M_, Cg_, ops_.nr, ops_.vec);
     } else if (depthwise_) {
       dw_ = pack_depthwise(w, M_, taps, ops_.vec, c_pad_);
+    } else if (narrow_) {
+      dw_ = pack_grouped_narrow(w, M_, Cg_, taps, ops_.vec, c_pad_);
     } else {
       packed_ = pack_conv(w, group_, M_ / group_, Cg_, taps, ops_.nr, ops_.vec);
       zeros_ = AlignedBuffer(static_cast<std::size_t>(Cg_ * KW_) * sizeof(float));
@@ -55,7 +65,9 @@ class FastConv final : public NhwcConvKernel {
     return {};
   }
 
-  void visit_packed(FunctionRef<void(SharedBytes&)> fn) override { fn(depthwise_ ? dw_ : packed_.data); }
+  void visit_packed(FunctionRef<void(SharedBytes&)> fn) override {
+    fn(depthwise_ || narrow_ ? dw_ : packed_.data);
+  }
   [[nodiscard]] bool packs_input(std::size_t k) const override { return k == 1 || k == 2; }
 
   Status infer(ShapeContext& ctx) const override {
@@ -99,11 +111,12 @@ class FastConv final : public NhwcConvKernel {
       ops_.winograd(a, ctx.parallel);
       return;
     }
-    if (depthwise_) {
+    if (depthwise_ || narrow_) {
       DepthwiseArgs a;
       a.x = ctx.inputs[0].as<float>();
       a.N = xd[0], a.IH = xd[1], a.IW = xd[2], a.C = xd[3];
-      a.y = y;  // ldy == M_: can_run_into() is false for depthwise
+      a.y = y;  // depthwise: ldy == M_ (can_run_into() is false for it)
+      a.ldy = ldy;
       a.OH = geo->out[0], a.OW = geo->out[1];
       set_window(*geo, a.KH, a.KW, a.SH, a.SW, a.DH, a.DW, a.PT, a.PL);
       a.w = reinterpret_cast<const float*>(dw_.data());
@@ -111,7 +124,11 @@ class FastConv final : public NhwcConvKernel {
       a.bias = bias;
       a.residual = res;
       a.act = act_;
-      ops_.depthwise(a, ctx.parallel);
+      a.gw = Cg_;
+      if (narrow_)
+        ops_.grouped(a, ctx.parallel);
+      else
+        ops_.depthwise(a, ctx.parallel);
       return;
     }
     ConvGemmArgs a;
@@ -164,7 +181,7 @@ class FastConv final : public NhwcConvKernel {
   int64_t group_;
   Activation act_;
   int64_t M_, Cg_, KH_, KW_;
-  bool depthwise_ = false, winograd_ = false;
+  bool depthwise_ = false, narrow_ = false, winograd_ = false;
   PackedWeights packed_;
   SharedBytes dw_;
   AlignedBuffer bias_, zeros_;

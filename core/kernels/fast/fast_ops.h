@@ -87,8 +87,13 @@ struct DepthwiseArgs {
   float* y = nullptr;
   int64_t OH = 1, OW = 1;
   int64_t KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PT = 0, PL = 0;
-  const float* w = nullptr;  // [KH*KW][Cpad] (channels padded to a vector)
+  const float* w = nullptr;  // [KH*KW][gw][Cpad] (channels padded to a vector)
   int64_t c_pad = 0;
+  // Input channels per group: 1 for depthwise; a grouped convolution with as many outputs as
+  // inputs per group and gw dividing the vector (Ops::grouped) reads channel gw * (c / gw) + i
+  // with weight row i.
+  int64_t gw = 1;
+  int64_t ldy = 0;              // floats between two output pixels (grouped only; depthwise writes C apart)
   const float* bias = nullptr;  // [C] or null
   const float* residual = nullptr;
   Activation act;
@@ -135,6 +140,10 @@ struct Ops {
   int nr = 1;   // columns of a full panel
   void (*conv_gemm)(const ConvGemmArgs&, const Parallel&) = nullptr;
   void (*depthwise)(const DepthwiseArgs&, const Parallel&) = nullptr;
+  // Grouped convolution of narrow groups (DepthwiseArgs::gw channels in and out per group, gw
+  // dividing the vector): one channel vector holds whole groups, and each input channel of a
+  // group reaches its outputs by a lane permutation.
+  void (*grouped)(const DepthwiseArgs&, const Parallel&) = nullptr;
   void (*pool)(const PoolArgs&, const Parallel&) = nullptr;
   void (*winograd)(const WinogradArgs&, const Parallel&) = nullptr;
   std::size_t (*winograd_workspace)(const WinogradArgs&) = nullptr;

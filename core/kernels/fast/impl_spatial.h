@@ -328,6 +328,92 @@ inline void activate_array(const float* x, float* y, int64_t n, Activation act) 
   });
 }
 
+// Grouped convolution of narrow groups: NP output pixels ow0.. (their taps [kwl, kwh) inside
+// the input), channel vector [c, c + W) holding W / gw whole groups. Input channel vector x of a
+// pixel serves every input channel i of those groups: lane j reads x[gw * (j / gw) + i] through
+// the permutation idx + i * W, times weight row i.
+template <int NP>
+inline void gw_pixels(const DepthwiseArgs& a, const int32_t* idx, const float* x, float* y, const float* res,
+                      int64_t oh, int64_t ow0, int64_t c, int64_t khl, int64_t khh, int64_t kwl,
+                      int64_t kwh) {
+  const bool full = a.C - c >= Simd::W;
+  const auto m = Simd::mask(a.C - c);
+  const V b = a.bias != nullptr ? Simd::load(a.bias + c, m) : Simd::zero();
+  V acc[NP];
+#pragma GCC unroll 4
+  for (int p = 0; p < NP; ++p) acc[p] = b;
+  const int64_t ih0 = oh * a.SH - a.PT, iw0 = ow0 * a.SW - a.PL;
+  const int64_t step = a.SW * a.C;
+  for (int64_t kh = khl; kh < khh; ++kh) {
+    const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
+    const float* wr = a.w + kh * a.KW * a.gw * a.c_pad + c;
+    for (int64_t kw = kwl; kw < kwh; ++kw) {
+      const float* xp = xr + kw * a.DW * a.C;
+      V xv[NP];
+#pragma GCC unroll 4
+      for (int p = 0; p < NP; ++p) xv[p] = full ? Simd::load(xp + p * step) : Simd::load(xp + p * step, m);
+      const float* wp = wr + kw * a.gw * a.c_pad;
+      for (int64_t i = 0; i < a.gw; ++i) {
+        const V w = Simd::load(wp + i * a.c_pad);
+        const int32_t* perm = idx + i * Simd::W;
+#pragma GCC unroll 4
+        for (int p = 0; p < NP; ++p) acc[p] = Simd::fma(Simd::permute(xv[p], perm), w, acc[p]);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int p = 0; p < NP; ++p) {
+    float* yp = y + (ow0 + p) * a.ldy + c;
+    V o = acc[p];
+    if (res != nullptr) {
+      const float* rp = res + (ow0 + p) * a.C + c;
+      o = Simd::add(o, full ? Simd::load(rp) : Simd::load(rp, m));
+    }
+    o = activate(o, a.act);
+    if (full)
+      Simd::store(yp, o);
+    else
+      Simd::store(yp, o, m);
+  }
+}
+
+// a.ldy must be set (>= C): ConvConcat writes a grouped convolution into its channels of a wider
+// tensor.
+inline void grouped_narrow(const DepthwiseArgs& a, const Parallel& par) {
+  alignas(64) int32_t idx[Simd::W * Simd::W];
+  for (int64_t i = 0; i < a.gw; ++i)
+    for (int j = 0; j < Simd::W; ++j) idx[i * Simd::W + j] = static_cast<int32_t>(j / a.gw * a.gw + i);
+  // Output columns whose whole window lies inside the input's width.
+  const int64_t span = (a.KW - 1) * a.DW;
+  int64_t in_lo = a.PL > 0 ? (a.PL + a.SW - 1) / a.SW : 0;
+  int64_t in_hi = a.IW + a.PL - span <= 0 ? 0 : (a.IW + a.PL - span - 1) / a.SW + 1;
+  if (in_hi > a.OW) in_hi = a.OW;
+  if (in_lo > in_hi) in_lo = in_hi;
+  const int64_t rows = a.N * a.OH;
+  const double work = 2.0 * static_cast<double>(rows * a.OW * a.C * a.KH * a.KW * a.gw);
+  par.for_range(rows, grain_for(par, rows, work), [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      const int64_t n = row / a.OH, oh = row % a.OH;
+      const float* x = a.x + n * a.IH * a.IW * a.C;
+      float* y = a.y + (n * a.OH + oh) * a.OW * a.ldy;
+      const float* res = a.residual != nullptr ? a.residual + (n * a.OH + oh) * a.OW * a.C : nullptr;
+      int64_t khl = 0, khh = 0;
+      tap_range(oh, a.SH, a.PT, a.DH, a.KH, a.IH, khl, khh);
+      for (int64_t c = 0; c < a.C; c += Simd::W) {
+        auto edge = [&](int64_t ow) {
+          int64_t kwl = 0, kwh = 0;
+          tap_range(ow, a.SW, a.PL, a.DW, a.KW, a.IW, kwl, kwh);
+          gw_pixels<1>(a, idx, x, y, res, oh, ow, c, khl, khh, kwl, kwh);
+        };
+        int64_t ow = 0;
+        for (; ow < in_lo; ++ow) edge(ow);
+        for (; ow + 4 <= in_hi; ow += 4) gw_pixels<4>(a, idx, x, y, res, oh, ow, c, khl, khh, 0, a.KW);
+        for (; ow < a.OW; ++ow) edge(ow);
+      }
+    }
+  });
+}
+
 inline void channel_affine_rows(const float* x, float* y, int64_t rows, int64_t n, const float* a,
                                 const float* b, Activation act, const Parallel& par) {
   const int64_t grain = grain_for(par, rows, static_cast<double>(rows * n) * kElementWork);

@@ -19,6 +19,7 @@ inline Ops make_ops(Isa isa) {
   o.nr = kNR;
   o.conv_gemm = &conv_gemm;
   o.depthwise = &depthwise;
+  o.grouped = &grouped_narrow;
   o.pool = &pool;
   o.winograd = &winograd;
   o.softmax_rows = &softmax_rows;

@@ -168,4 +168,15 @@ SharedBytes pack_depthwise(const float* w, int64_t C, int64_t taps, int vec, int
   return SharedBytes::from(std::move(buf));
 }
 
+SharedBytes pack_grouped_narrow(const float* w, int64_t C, int64_t gw, int64_t taps, int vec,
+                                int64_t& c_pad) {
+  c_pad = round_up(C, vec);
+  AlignedBuffer buf(static_cast<std::size_t>(c_pad * gw * taps) * sizeof(float));  // zero-filled padding
+  auto* out = reinterpret_cast<float*>(buf.data());
+  for (int64_t t = 0; t < taps; ++t)
+    for (int64_t i = 0; i < gw; ++i)
+      for (int64_t c = 0; c < C; ++c) out[(t * gw + i) * c_pad + c] = w[(c * gw + i) * taps + t];
+  return SharedBytes::from(std::move(buf));
+}
+
 }  // namespace weave::fast

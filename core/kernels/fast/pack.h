@@ -27,6 +27,10 @@ struct PackedWeights {
 
 // Depthwise weights [C][1][KH][KW] as [tap][c_pad] (c_pad = C rounded up to `vec`).
 [[nodiscard]] SharedBytes pack_depthwise(const float* w, int64_t C, int64_t taps, int vec, int64_t& c_pad);
+// Grouped weights of gw inputs and gw outputs per group, [C][gw][KH][KW], as [tap][i][c_pad]:
+// row i holds, for every output channel c, its weight from input gw * (c / gw) + i.
+[[nodiscard]] SharedBytes pack_grouped_narrow(const float* w, int64_t C, int64_t gw, int64_t taps, int vec,
+                                              int64_t& c_pad);
 
 // Winograd F(4x4, 3x3) weights: U = G g G^T per (output m, input c) of w [M][C][3][3], as 36
 // GEMM B operands [C][M] (one per tile point, `layout.group_floats` apart). Computed in double.

@@ -38,6 +38,8 @@ struct Simd {
   static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static V sqrt(V a) { return _mm512_sqrt_ps(a); }
   static V abs(V a) { return _mm512_andnot_ps(set1(-0.f), a); }
+  // Lane i of the result is lane idx[i] of v (idx: W int32).
+  static V permute(V v, const int32_t* idx) { return _mm512_permutexvar_ps(_mm512_loadu_si512(idx), v); }
   static V sign(V a) { return _mm512_and_ps(set1(-0.f), a); }  // the sign bit alone
   static V bit_or(V a, V b) { return _mm512_or_ps(a, b); }
   // a < b ? t : f (false for NaN)
@@ -97,6 +99,9 @@ struct Simd {
   static V round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static V sqrt(V a) { return _mm256_sqrt_ps(a); }
   static V abs(V a) { return _mm256_andnot_ps(set1(-0.f), a); }
+  static V permute(V v, const int32_t* idx) {
+    return _mm256_permutevar8x32_ps(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx)));
+  }
   static V sign(V a) { return _mm256_and_ps(set1(-0.f), a); }
   static V bit_or(V a, V b) { return _mm256_or_ps(a, b); }
   static V select_lt(V a, V b, V t, V f) { return _mm256_blendv_ps(f, t, _mm256_cmp_ps(a, b, _CMP_LT_OQ)); }
