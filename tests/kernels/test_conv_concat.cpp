@@ -109,6 +109,9 @@ BOOST_AUTO_TEST_CASE(gemm_branches_match_reference) {
   check({1, 8, 20, 17, 1, {{5, 1}, {7, 3}, {33, 5, 1, true, "Sigmoid"}}}, "three branches, 8 channels");
   check({1, 12, 21, 15, 2, {{16, 3}, {9, 1, 1, false, "Relu"}}}, "stride 2");
   check({1, 16, 9, 9, 1, {{8, 3, 4}, {24, 1}}}, "grouped 3x3 branch");
+  // 4 channels in and out per group: the direct grouped kernel, writing into the wider tensor.
+  check({2, 16, 11, 9, 1, {{16, 3, 4, true, "Relu"}, {8, 1}}}, "narrow grouped 3x3 branch");
+  check({1, 24, 10, 7, 2, {{24, 3, 3}, {5, 1}}}, "narrow grouped 3x3 stride 2 branch");
 }
 
 BOOST_AUTO_TEST_CASE(the_pass_leaves_other_concats_alone) {

@@ -91,13 +91,21 @@ Attributes conv_attrs(Rng& r, int64_t k, int64_t s, int64_t d, int64_t group, bo
 
 // One random convolution of the given kind; returns false when the geometry is empty.
 void conv_case(Rng& r, int kind, int i) {
-  // kind 0: GEMM (any window), 1: 3x3 stride 1 (Winograd-sized channels), 2: depthwise, 3: grouped
+  // kind 0: GEMM (any window), 1: 3x3 stride 1 (Winograd-sized channels), 2: depthwise, 3: grouped,
+  // 4: grouped with narrow groups
   int64_t c = r.pick({1, 3, 8, 16, 17, 24, 32, 48, 64});
   int64_t m = r.pick({1, 5, 8, 16, 24, 33, 48, 64});
   int64_t k = r.pick({1, 3, 5, 7}), s = r.pick({1, 2}), d = r.pick({1, 1, 2}), group = 1;
   if (kind == 1) c = r.pick({16, 24, 40, 64}), m = r.pick({16, 24, 40, 72}), k = 3, s = 1, d = 1;
   if (kind == 2) c = r.pick({8, 13, 16, 32, 40, 96}), m = c, group = c, k = r.pick({3, 5}), d = 1;
   if (kind == 3) group = r.pick({2, 4}), c = group * r.pick({2, 8}), m = group * r.pick({3, 8});
+  if (kind == 4) {
+    // Narrow groups (as many outputs as inputs, 2 to 8 per group): the direct grouped kernel,
+    // with channel counts that end in a partial vector.
+    const int64_t gw = r.pick({2, 4, 8});
+    group = r.pick({2, 3, 5, 8, 16, 32});
+    c = m = gw * group;
+  }
   const int64_t eff = (k - 1) * d + 1;
   const int64_t n = r.pick({1, 1, 2}), h = r.range(eff + 1, 23 + eff), w = r.range(eff + 1, 29 + eff);
   const bool epilogue = r.g() % 2 == 0, bias = r.g() % 4 != 0;
@@ -212,6 +220,12 @@ BOOST_AUTO_TEST_CASE(conv_grouped_matches_reference) {
   if (!have_fast()) return;
   Rng r;
   for (int i = 0; i < 20; ++i) conv_case(r, 3, i);
+}
+
+BOOST_AUTO_TEST_CASE(conv_narrow_groups_match_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 40; ++i) conv_case(r, 4, i);
 }
 
 BOOST_AUTO_TEST_CASE(pools_match_reference) {
