@@ -71,6 +71,23 @@ bool set_activation(const Graph& g, Node& conv, const Node& act) {
   return false;
 }
 
+// A float32 param of N elements shaped [N] or [1, .., 1, N] and of no higher rank than `y`
+// (when y's rank is not known, rank 1): a bias a MatMul of N columns can add per column.
+bool column_bias(const Graph& g, int32_t v, int64_t n, const Value& y) {
+  if (!is_param(g, v) || g.values[v].dtype != DType::float32) return false;
+  const Shape& s = g.values[v].shape;
+  if (s.empty() || s.back() != n || shape_numel(s) != n) return false;
+  return s.size() <= (y.rank_known ? y.shape.size() : 1);
+}
+
+// A MatMul by a constant [K, N] matrix (whose fast kernel packs it once).
+bool matmul_by_weights(const Graph& g, const Node& m) {
+  if (m.op != "MatMul" || m.inputs.size() < 2 || m.inputs.size() > 3 || !is_param(g, m.inputs[1]))
+    return false;
+  const Value& b = g.values[m.inputs[1]];
+  return b.dtype == DType::float32 && b.shape.size() == 2 && g.values[m.inputs[0]].dtype == DType::float32;
+}
+
 }  // namespace
 
 Status fuse_conv_epilogue(Graph& g) {
@@ -88,12 +105,25 @@ Status fuse_conv_epilogue(Graph& g) {
       Node& conv = g.nodes[ci];
       if (dead[ci] || conv.outputs.size() != 1) continue;
       const bool is_conv = conv.op == "Conv", is_convt = conv.op == "ConvTranspose";
-      if (!is_conv && !is_convt) continue;
+      const bool is_matmul = matmul_by_weights(g, conv);
+      if (!is_conv && !is_convt && !is_matmul) continue;
       const bool has_act = conv.attrs.has("activation");
       const bool has_res = conv.inputs.size() > 3;
       Node fused = conv;
       bool ok = false;
-      if (n.op == "Add" && n.inputs.size() == 2 && is_conv && !has_act && !has_res) {
+      if (is_matmul) {
+        // MatMul(x, W) + b with b per column -> MatMul with a 3rd input b; then the activation.
+        const int64_t cols = g.values[conv.inputs[1]].shape[1];
+        if (n.op == "Add" && n.inputs.size() == 2 && conv.inputs.size() == 2 && !has_act) {
+          const int32_t b = n.inputs[1 - side];
+          if (b != x && column_bias(g, b, cols, g.values[x])) {
+            fused.inputs.push_back(b);
+            ok = true;
+          }
+        } else if (side == 0 && !has_act && (n.inputs.size() == 1 || n.op == "Clip")) {
+          ok = set_activation(g, fused, n);
+        }
+      } else if (n.op == "Add" && n.inputs.size() == 2 && is_conv && !has_act && !has_res) {
         const int32_t r = n.inputs[1 - side];
         if (r >= 0 && !is_param(g, r) && r != x && g.values[r].dtype == DType::float32 &&
             same_shape(g.values[x], g.values[r])) {

@@ -7,6 +7,9 @@
 //                                      Swish, Gelu)
 //   act(...) * s + t                -> "activation_post_mul" / "activation_post_add" (scalar s,
 //                                      t: PPLCNetV3's learnable affine after each activation)
+//   MatMul(x, W) + b                -> MatMul with a 3rd input b (W a constant [K, N], b per
+//                                      column: a transformer's linear layers), then act(...)
+//                                      as for a convolution (an MLP's GELU)
 // ConvTranspose takes the activation only. Each step needs the conv's output to feed nothing
 // else and be no graph output; a residual must have the conv output's rank and, dim by dim,
 // the same static size or both dynamic (no broadcasting). The fused node takes the place of

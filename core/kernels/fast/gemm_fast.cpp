@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/kernels/fast/epilogue.h"
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/gemm_rows.h"
 #include "core/kernels/fast/nhwc.h"
@@ -23,7 +24,13 @@ bool is_float(const Value* v) {
 
 class FastMatMul final : public Kernel {
  public:
-  explicit FastMatMul(const Ops& ops) : ops_(ops) {}
+  FastMatMul(const Ops& ops, Activation act) : ops_(ops), act_(act) {}
+
+  // The fused bias (core/compiler/fuse_conv_epilogue.h): N floats added to every row.
+  void set_bias(const float* b, int64_t n) {
+    bias_ = AlignedBuffer(static_cast<std::size_t>(n) * sizeof(float));
+    std::memcpy(bias_.data(), b, static_cast<std::size_t>(n) * sizeof(float));
+  }
 
   void pack(const float* b, int64_t K, int64_t N) {
     packed_ = pack_gemm_b(b, K, N, N, false, ops_.nr, ops_.vec);
@@ -31,11 +38,16 @@ class FastMatMul final : public Kernel {
     N_ = N;
   }
   void visit_packed(FunctionRef<void(SharedBytes&)> fn) override { fn(packed_.data); }
-  [[nodiscard]] bool packs_input(std::size_t k) const override { return k == 1 && packed_.data.size() > 0; }
+  [[nodiscard]] bool packs_input(std::size_t k) const override {
+    return (k == 1 && packed_.data.size() > 0) || (k == 2 && bias_.size() > 0);
+  }
 
   Status infer(ShapeContext& ctx) const override {
     auto p = plan_matmul(ctx.inputs[0].dims, ctx.inputs[1].dims, ctx.label);
     if (!p) return p.error();
+    if (bias_.size() > 0 && static_cast<int64_t>(bias_.size() / sizeof(float)) != p->N)
+      return make_error(ctx.label, ": fused bias of ", bias_.size() / sizeof(float),
+                        " values for a product of ", p->N, " columns");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = p->out;
     ctx.workspace =
@@ -53,13 +65,18 @@ class FastMatMul final : public Kernel {
     float* Y = kern::out_f32(ctx, 0);
     const int64_t nb = p->batch.numel(), M = p->M, N = p->N, K = p->K;
     if (nb <= 0 || M == 0 || N == 0) return;
+    const auto* bias = bias_.size() > 0 ? reinterpret_cast<const float*>(bias_.data()) : nullptr;
     if (K == 0) {
-      std::memset(Y, 0, static_cast<std::size_t>(nb * M * N) * sizeof(float));
+      // An empty sum: every row is the epilogue of zeros.
+      for (int64_t r = 0; r < nb * M; ++r)
+        for (int64_t j = 0; j < N; ++j) Y[r * N + j] = bias != nullptr ? bias[j] : 0.f;
+      ops_.activate(Y, Y, nb * M * N, act_);
       return;
     }
     if (packed_.data.size() > 0) {
       // B is one matrix: every batch of A is more rows of one GEMM (A is contiguous).
-      gemm_rows(ops_, A, nb * M, K, packed_.layout, packed_.floats(), N, Y, nullptr, nullptr, ctx.parallel);
+      gemm_rows(ops_, A, nb * M, K, packed_.layout, packed_.floats(), N, Y, bias, nullptr, ctx.parallel,
+                act_);
       return;
     }
     const float* B = ctx.inputs[1].as<float>();
@@ -73,13 +90,15 @@ class FastMatMul final : public Kernel {
         pack_gemm_b_into(B + ob, K, N, N, false, layout, ops_.vec, wb);
         packed_ob = ob;
       }
-      gemm_rows(ops_, A + oa, M, K, layout, wb, N, Y + b * M * N, nullptr, nullptr, ctx.parallel);
+      gemm_rows(ops_, A + oa, M, K, layout, wb, N, Y + b * M * N, bias, nullptr, ctx.parallel, act_);
     }
   }
 
  private:
   const Ops& ops_;
+  Activation act_;
   PackedWeights packed_;
+  AlignedBuffer bias_;
   int64_t K_ = 0, N_ = 0;
 };
 
@@ -143,10 +162,19 @@ class FastGemm final : public Kernel {
 
 Expected<std::unique_ptr<Kernel>> make_fast_matmul(const KernelSetup& s) {
   const Ops* ops = fast::ops();
-  if (ops == nullptr || s.node.inputs.size() != 2 || !is_float(kern::input_info(s, 0)) ||
-      !is_float(kern::input_info(s, 1)))
+  if (ops == nullptr || s.node.inputs.size() < 2 || s.node.inputs.size() > 3 ||
+      !is_float(kern::input_info(s, 0)) || !is_float(kern::input_info(s, 1)))
     return std::unique_ptr<Kernel>();
-  auto k = std::make_unique<FastMatMul>(*ops);
+  // A fused bias must be constant here; the reference kernel takes any other.
+  const ConstTensorView* bias = nullptr;
+  if (s.node.inputs.size() == 3) {
+    bias = kern::constant(s, 2);
+    if (bias == nullptr || bias->dtype != DType::float32) return std::unique_ptr<Kernel>();
+  }
+  auto act = parse_epilogue(s);
+  if (!act) return act.error();
+  auto k = std::make_unique<FastMatMul>(*ops, *act);
+  if (bias != nullptr) k->set_bias(bias->as<float>(), bias->numel());
   if (const ConstTensorView* b = kern::constant(s, 1); b != nullptr && b->dims.rank() == 2 && b->numel() > 0)
     k->pack(b->as<float>(), b->dims[0], b->dims[1]);
   return std::unique_ptr<Kernel>(std::move(k));

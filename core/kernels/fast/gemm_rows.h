@@ -6,10 +6,11 @@
 
 namespace weave::fast {
 
-// rows x K times packed B (K x N) -> y (rows x N, ldy = N), with an optional bias / residual.
+// rows x K times packed B (K x N) -> y (rows x N, ldy = N), with an optional bias / residual
+// and activation (applied in that order, in the micro-kernel's epilogue).
 inline void gemm_rows(const Ops& ops, const float* a, int64_t rows, int64_t K, const PackedLayout& layout,
                       const float* b, int64_t N, float* y, const float* bias, const float* residual,
-                      const Parallel& par) {
+                      const Parallel& par, const Activation& act = Activation{}) {
   ConvGemmArgs g;
   g.x = a;
   g.IW = rows;
@@ -27,6 +28,7 @@ inline void gemm_rows(const Ops& ops, const float* a, int64_t rows, int64_t K, c
   g.residual = residual;
   g.ldr = N;
   g.r_image = rows * N;
+  g.act = act;
   ops.conv_gemm(g, par);
 }
 

@@ -1,5 +1,7 @@
 // MatMul (numpy semantics: 1-D operands, broadcast batch dims), float32, on the shared sgemm of
-// gemm_ref.h; the batch layout is matmul_plan.h's, which the fast MatMul shares.
+// gemm_ref.h; the batch layout is matmul_plan.h's, which the fast MatMul shares. The compiler's
+// epilogue fusion (core/compiler/fuse_conv_epilogue.h) may give it a 3rd input, a bias of N
+// elements added to every row, and the "activation" attributes, applied after.
 #include "core/kernels/kernel_util.h"
 #include "core/kernels/matmul_plan.h"
 #include "core/kernels/ref/gemm_ref.h"
@@ -11,9 +13,14 @@ namespace {
 
 class MatMulKernel final : public Kernel {
  public:
+  explicit MatMulKernel(kern::Activation act) : act_(act) {}
+
   Status infer(ShapeContext& ctx) const override {
     auto p = plan_matmul(ctx.inputs[0].dims, ctx.inputs[1].dims, ctx.label);
     if (!p) return p.error();
+    if (kern::present(ctx, 2) && ctx.inputs[2].numel() != p->N)
+      return make_error(ctx.label, ": fused bias ", kern::dims_bracketed(ctx.inputs[2].dims),
+                        " is not one value per ", "column of the ", p->N, "-column product");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = p->out;
     ctx.workspace = 0;
@@ -30,22 +37,38 @@ class MatMulKernel final : public Kernel {
     if (nb <= 0 || M == 0 || N == 0) return;
     if (nb == 1) {
       sgemm_parallel(ctx.parallel, false, false, M, N, K, 1.f, A, K, B, N, 0.f, Y, N);
-      return;
+    } else {
+      ctx.parallel.for_range(nb, 1, [&](int64_t b0, int64_t b1) {
+        for (int64_t b = b0; b < b1; ++b) {
+          int64_t oa, ob;
+          p->offsets(b, oa, ob);
+          sgemm(false, false, M, N, K, 1.f, A + oa, K, B + ob, N, 0.f, Y + b * M * N, N);
+        }
+      });
     }
-    ctx.parallel.for_range(nb, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        int64_t oa, ob;
-        p->offsets(b, oa, ob);
-        sgemm(false, false, M, N, K, 1.f, A + oa, K, B + ob, N, 0.f, Y + b * M * N, N);
-      }
-    });
+    const float* bias = kern::present(ctx, 2) ? ctx.inputs[2].as<float>() : nullptr;
+    if (bias == nullptr && act_.kind == kern::Activation::none && act_.post_mul == 1.f &&
+        act_.post_add == 0.f)
+      return;
+    for (int64_t r = 0; r < nb * M; ++r) {
+      float* y = Y + r * N;
+      if (bias != nullptr)
+        for (int64_t j = 0; j < N; ++j) y[j] += bias[j];
+      act_.apply(y, N);
+    }
   }
+
+ private:
+  kern::Activation act_;
 };
 
 Expected<std::unique_ptr<Kernel>> make_matmul(const KernelSetup& s) {
-  WEAVE_TRY(kern::require_inputs(s, 2, 2));
+  WEAVE_TRY(kern::require_inputs(s, 2, 3));
   WEAVE_TRY(kern::require_float(s, {0, 1}));
-  return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel>());
+  if (s.node.inputs.size() == 3) WEAVE_TRY(kern::require_float(s, {2}));
+  auto act = kern::parse_activation(s);
+  if (!act) return act.error();
+  return std::unique_ptr<Kernel>(std::make_unique<MatMulKernel>(*act));
 }
 
 }  // namespace
