@@ -10,6 +10,7 @@
 #include "core/compiler/fuse_layer_norm.h"
 #include "core/compiler/remove_identity.h"
 #include "core/compiler/trim_conv_taps.h"
+#include "core/compiler/unfold_patch_conv.h"
 
 namespace weave {
 
@@ -23,6 +24,7 @@ Expected<Graph> compile_graph(Graph g, const CompileOptions& opt, const KernelRe
     // Again: a bias Add before a BatchNormalization folds first, an affine after it only now.
     WEAVE_TRY(fold_conv_affine(g));
     WEAVE_TRY(trim_conv_taps(g));
+    WEAVE_TRY(unfold_patch_conv(g));
     WEAVE_TRY(fuse_hardswish(g));
     WEAVE_TRY(fuse_activations(g));
     WEAVE_TRY(fuse_layer_norm(g));
