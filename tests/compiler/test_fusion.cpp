@@ -457,3 +457,83 @@ BOOST_AUTO_TEST_CASE(batch_norm_after_a_concat_stays_channels_last) {
   }
   BOOST_TEST(count_layout_transposes(planned) == 2);  // the input in, the output out
 }
+
+namespace {
+
+// x [2, 7, 24] -> MatMul(W [24, 40]) -> Add(b) -> act: a transformer's linear layer.
+Graph linear_graph(const std::string& act, Shape bias_shape, bool bias_left = false, bool const_w = true) {
+  Graph g;
+  const int32_t x = add_input(g, "x", {2, 7, 24});
+  const int32_t w =
+      const_w ? add_f32(g, {24, 40}, random_floats(24 * 40, 21, 0.3f)) : add_input(g, "w", {24, 40});
+  const int32_t mm = add_node(g, "MatMul", {x, w});
+  g.values[mm].shape = {2, 7, 40};
+  const int32_t b =
+      add_f32(g, bias_shape, random_floats(static_cast<std::size_t>(shape_numel(bias_shape)), 22));
+  int32_t y = add_node(g, "Add", bias_left ? std::vector<int32_t>{b, mm} : std::vector<int32_t>{mm, b});
+  g.values[y].shape = {2, 7, 40};
+  if (!act.empty()) y = add_node(g, act, {y});
+  set_output(g, y, "y");
+  return g;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(matmul_bias_and_activation_become_one_node) {
+  for (const std::string act : {"", "Relu", "Gelu", "Sigmoid"})
+    for (int form = 0; form < 3; ++form) {
+      // [40], [1, 1, 40] and the bias on the Add's left.
+      Graph g = linear_graph(act, form == 1 ? Shape{1, 1, 40} : Shape{40}, form == 2);
+      Graph f = check_same(g, Dims{2, 7, 24});
+      const std::string what = "act '" + act + "' form " + std::to_string(form);
+      BOOST_TEST_REQUIRE(f.nodes.size() == 1u, what);
+      BOOST_TEST(f.nodes[0].op == "MatMul", what);
+      BOOST_TEST(f.nodes[0].inputs.size() == 3u, what);
+      BOOST_TEST(f.nodes[0].attrs.get_string("activation") == act, what);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(matmul_bias_kept_when_not_per_column) {
+  // A bias that varies along rows ([7, 1] broadcast), one that would raise the rank, and
+  // weights computed at run time: the Add stays.
+  BOOST_TEST(count_op(check_same(linear_graph("", Shape{7, 1}), Dims{2, 7, 24}), "Add") == 1);
+  BOOST_TEST(count_op(check_same(linear_graph("", Shape{1, 1, 1, 40}), Dims{2, 7, 24}), "Add") == 1);
+  Graph g = linear_graph("Relu", Shape{40}, false, false);
+  CompileOptions opt;
+  auto c = compile_graph(g, opt);
+  BOOST_REQUIRE(c);
+  BOOST_TEST(count_op(*c, "Add") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(patch_convolutions_become_a_rearrangement_and_a_1x1) {
+  struct Case {
+    Shape spatial, kernel;
+    int64_t c;
+    bool unfolds;
+  };
+  const Case cases[] = {
+      {{8, 12}, {4, 4}, 3, true},    // ViT/Swin-like patches of an image
+      {{6, 9}, {2, 3}, 2, true},     // non-square patches
+      {{8, 12}, {4, 4}, 16, false},  // as many channels as taps: left to the convolution kernels
+      {{9, 12}, {4, 4}, 3, false},   // a height that does not divide: left as it is
+  };
+  for (const Case& c : cases) {
+    Graph g;
+    const int32_t x = add_input(g, "x", {2, c.c, c.spatial[0], c.spatial[1]});
+    const int64_t m = 5;
+    const auto wn = static_cast<std::size_t>(m * c.c * c.kernel[0] * c.kernel[1]);
+    Attributes a;
+    a.set("strides", std::vector<int64_t>{c.kernel[0], c.kernel[1]});
+    const int32_t y = add_node(g, "Conv",
+                               {x, add_f32(g, {m, c.c, c.kernel[0], c.kernel[1]}, random_floats(wn, 31)),
+                                add_f32(g, {m}, random_floats(5, 32))},
+                               1, a);
+    set_output(g, y, "y");
+    Graph f = check_same(g, Dims{2, c.c, c.spatial[0], c.spatial[1]});
+    const std::string what = "kernel " + shape_str(c.kernel) + " channels " + std::to_string(c.c);
+    BOOST_TEST(count_op(f, "Transpose") == (c.unfolds ? 1 : 0), what);
+    for (const Node& n : f.nodes)
+      if (n.op == "Conv")
+        BOOST_TEST((n.attrs.get_ints("kernel_shape") == std::vector<int64_t>{1, 1}) == c.unfolds, what);
+  }
+}

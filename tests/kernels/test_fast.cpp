@@ -301,6 +301,43 @@ BOOST_AUTO_TEST_CASE(matmul_matches_reference) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(matmul_with_fused_bias_and_activation_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 30; ++i) {
+    const int64_t M = r.pick({1, 3, 7, 40}), K = r.pick({1, 5, 16, 120}), N = r.pick({1, 8, 17, 120, 300});
+    KernelCase kc;
+    kc.op = "MatMul";
+    Dims ad{M, K};
+    if (i % 3 == 1) ad = Dims{2, M, K};  // a batch of rows against one weight matrix
+    if (i % 6 == 5) ad = Dims{K};        // a vector
+    kc.inputs.push_back(random_f32(ad, 9500 + i));
+    kc.inputs.push_back(random_f32(Dims{K, N}, 9600 + i));
+    kc.inputs.push_back(random_f32(Dims{N}, 9700 + i));
+    kc.constant = {false, true, true};
+    const std::string act = kActs[r.g() % kNumActs];
+    if (!act.empty()) kc.attrs.set("activation", act);
+    if (act == "Clip") kc.attrs.set("activation_min", -0.5f), kc.attrs.set("activation_max", 1.5f);
+    if (act == "LeakyRelu" || act == "HardSigmoid" || act == "Swish") kc.attrs.set("activation_alpha", 0.3f);
+    if (act == "Gelu" && i % 2 == 0) kc.attrs.set("activation_approximate", std::string("tanh"));
+    compare_plain(kc, 3e-5,
+                  "MatMul+bias case " + std::to_string(i) + " " + shape_str(ad.span()) + " x [" +
+                      std::to_string(K) + "x" + std::to_string(N) + "] act '" + act + "'",
+                  1 + i % 2);
+  }
+  // A bias that is not one value per column: both refuse it when planning.
+  KernelCase bad;
+  bad.op = "MatMul";
+  bad.inputs.push_back(random_f32(Dims{3, 4}, 1));
+  bad.inputs.push_back(random_f32(Dims{4, 5}, 2));
+  bad.inputs.push_back(random_f32(Dims{4}, 3));
+  bad.constant = {false, true, true};
+  for (const char* impl : {"reference", "fast"}) {
+    auto res = run_kernel(bad, impl, 1);
+    BOOST_TEST((!res.ok() && res.message().find("bias") != std::string::npos), impl);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(gemm_matches_reference) {
   if (!have_fast()) return;
   Rng r;
