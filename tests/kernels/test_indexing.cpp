@@ -1,5 +1,6 @@
 #define BOOST_TEST_MODULE kernel_indexing
 #include <boost/test/unit_test.hpp>
+#include <cmath>
 
 #include "tests/kernels/kernel_test_util.h"
 
@@ -94,6 +95,54 @@ BOOST_AUTO_TEST_CASE(unique_sorted_with_all_outputs) {
   BOOST_CHECK(values<int64_t>(r[1]) == (std::vector<int64_t>{1, 0, 3}));
   BOOST_CHECK(values<int64_t>(r[2]) == (std::vector<int64_t>{1, 0, 1, 2, 0}));
   BOOST_CHECK(values<int64_t>(r[3]) == (std::vector<int64_t>{2, 2, 1}));
+}
+
+BOOST_AUTO_TEST_CASE(unique_unsorted_groups_nans_and_signed_zeros) {
+  // sorted = 0: first-occurrence order. NaNs are one group (ordered last when sorted); -0 and 0
+  // are one value.
+  const float nan = std::nanf("");
+  KernelCase u = op("Unique", ins(make_f32({7}, {3, nan, -0.f, 1, nan, 0.f, 3})), {true});
+  u.attrs.set("sorted", int64_t{0});
+  u.num_outputs = 4;
+  auto r = run_all(u);
+  const auto y = values<float>(r[0]);
+  BOOST_TEST_REQUIRE(y.size() == 4u);
+  BOOST_TEST(y[0] == 3.f);
+  BOOST_TEST(std::isnan(y[1]));
+  BOOST_TEST(y[2] == 0.f);
+  BOOST_TEST(y[3] == 1.f);
+  BOOST_CHECK(values<int64_t>(r[1]) == (std::vector<int64_t>{0, 1, 2, 3}));
+  BOOST_CHECK(values<int64_t>(r[2]) == (std::vector<int64_t>{0, 1, 2, 3, 1, 2, 0}));
+  BOOST_CHECK(values<int64_t>(r[3]) == (std::vector<int64_t>{2, 2, 2, 1}));
+  KernelCase s = op("Unique", ins(make_f32({4}, {nan, 2, nan, 1})), {true});
+  s.num_outputs = 3;
+  auto rs = run_all(s);
+  const auto ys = values<float>(rs[0]);
+  BOOST_TEST_REQUIRE(ys.size() == 3u);
+  BOOST_TEST(ys[0] == 1.f);
+  BOOST_TEST(ys[1] == 2.f);
+  BOOST_TEST(std::isnan(ys[2]));
+  BOOST_CHECK(values<int64_t>(rs[2]) == (std::vector<int64_t>{2, 1, 2, 0}));
+}
+
+BOOST_AUTO_TEST_CASE(unique_of_a_million_distinct_values) {
+  // A hostile model's Range of millions fed to Unique: every value its own group, in order.
+  const int64_t n = 1 << 20;
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = static_cast<float>(n - 1 - i);
+  KernelCase u = op("Unique", ins(make_f32({n}, v)), {true});
+  u.num_outputs = 4;
+  auto r = run_all(u);
+  const auto y = values<float>(r[0]);
+  const auto first = values<int64_t>(r[1]), inverse = values<int64_t>(r[2]), counts = values<int64_t>(r[3]);
+  BOOST_TEST_REQUIRE(y.size() == static_cast<std::size_t>(n));
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    bad +=
+        y[k] != static_cast<float>(i) || first[k] != n - 1 - i || inverse[k] != n - 1 - i || counts[k] != 1;
+  }
+  BOOST_TEST(bad == 0);
 }
 
 BOOST_AUTO_TEST_CASE(reverse_sequence_clamps_lengths) {

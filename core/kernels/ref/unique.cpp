@@ -2,8 +2,8 @@
 // Its output shape depends on input values (Kernel::value_inputs): the planner computes it once
 // those values are known (core/runtime/plan.h).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
-#include <map>
 #include <numeric>
 #include <vector>
 
@@ -86,56 +86,83 @@ class UniqueKernel final : public Kernel {
     const auto a = kern::around_axis(x.dims, axis_, es);
     return View{a.outer, a.dim, a.inner};
   }
-  // Element/slice j as a vector of doubles (every outer block, then the inner elements).
-  [[nodiscard]] std::vector<double> key(const ConstTensorView& x, const View& v, int64_t j) const {
+  // Every element/slice as a row of doubles (every outer block, then the inner elements), rows
+  // one after another: keys[j * per_row ...].
+  [[nodiscard]] std::vector<double> keys(const ConstTensorView& x, const View& v, int64_t& per_row) const {
     const auto es = static_cast<int64_t>(dtype_size(x.dtype));
     const int64_t per = v.inner / es;
-    std::vector<double> k;
-    k.reserve(static_cast<std::size_t>(v.outer * per));
+    per_row = v.outer * per;
+    std::vector<double> k(static_cast<std::size_t>(v.dim * per_row));
     (void)kern::dispatch_dtype<kern::kAllNumeric | kern::kBool>(x.dtype, [&](auto tag) {
       constexpr DType D = decltype(tag)::value;
       const auto* p = x.as<kern::storage_t<D>>();
-      for (int64_t o = 0; o < v.outer; ++o)
-        for (int64_t i = 0; i < per; ++i) {
-          const auto e = p[(o * v.dim + j) * per + i];
-          if constexpr (D == DType::float16)
-            k.push_back(kern::half_to_float(e));
-          else
-            k.push_back(static_cast<double>(e));
-        }
+      for (int64_t j = 0; j < v.dim; ++j)
+        for (int64_t o = 0; o < v.outer; ++o)
+          for (int64_t i = 0; i < per; ++i) {
+            const auto e = p[(o * v.dim + j) * per + i];
+            double d;
+            if constexpr (D == DType::float16)
+              d = kern::half_to_float(e);
+            else
+              d = static_cast<double>(e);
+            k[static_cast<std::size_t>(j * per_row + o * per + i)] = d;
+          }
     });
     return k;
   }
+  // Groups of equal rows by sorting row indices (stably: a group's first index is its first
+  // occurrence): memory a few words per row, where a map of row copies took ~250 bytes per
+  // element (a hostile 4M-element Range fed to Unique took 1 GB). NaNs order last and equal
+  // each other.
   [[nodiscard]] Groups group(const ConstTensorView& x) const {
     const View v = view(x);
-    std::map<std::vector<double>, int64_t> seen;  // key -> group (in first-occurrence order)
+    int64_t per = 0;
+    const std::vector<double> k = keys(x, v, per);
+    auto row = [&](int64_t j) { return k.data() + j * per; };
+    auto less = [](double a, double b) { return std::isnan(a) ? false : std::isnan(b) ? true : a < b; };
+    auto row_less = [&](int64_t a, int64_t b) {
+      const double *ra = row(a), *rb = row(b);
+      for (int64_t i = 0; i < per; ++i) {
+        if (less(ra[i], rb[i])) return true;
+        if (less(rb[i], ra[i])) return false;
+      }
+      return false;
+    };
+    std::vector<int64_t> order(static_cast<std::size_t>(v.dim));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), row_less);
+    // Runs of equal rows in sorted order; group_of[j] is run's number.
     Groups g;
-    std::vector<std::vector<double>> keys;
-    for (int64_t j = 0; j < v.dim; ++j) {
-      auto k = key(x, v, j);
-      auto [it, fresh] = seen.emplace(k, static_cast<int64_t>(g.first.size()));
-      if (fresh) {
-        g.first.push_back(j);
+    std::vector<int64_t> run_of(static_cast<std::size_t>(v.dim));
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      if (i == 0 || row_less(order[i - 1], order[i])) {
+        g.first.push_back(order[i]);
         g.counts.push_back(0);
-        keys.push_back(std::move(k));
       }
-      g.inverse.push_back(it->second);
-      ++g.counts[static_cast<std::size_t>(it->second)];
+      run_of[static_cast<std::size_t>(order[i])] = static_cast<int64_t>(g.first.size()) - 1;
+      ++g.counts.back();
     }
-    if (sorted_) {
-      std::vector<int64_t> order(g.first.size()), rank(g.first.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return keys[a] < keys[b]; });
-      for (std::size_t i = 0; i < order.size(); ++i)
-        rank[static_cast<std::size_t>(order[i])] = static_cast<int64_t>(i);
-      Groups s;
-      for (int64_t o : order) {
-        s.first.push_back(g.first[static_cast<std::size_t>(o)]);
-        s.counts.push_back(g.counts[static_cast<std::size_t>(o)]);
+    // sorted = 0: groups in order of first occurrence instead.
+    std::vector<int64_t> number(g.first.size());
+    std::iota(number.begin(), number.end(), 0);
+    if (!sorted_) {
+      std::vector<int64_t> by_first(g.first.size());
+      std::iota(by_first.begin(), by_first.end(), 0);
+      std::sort(by_first.begin(), by_first.end(), [&](int64_t a, int64_t b) {
+        return g.first[static_cast<std::size_t>(a)] < g.first[static_cast<std::size_t>(b)];
+      });
+      Groups o;
+      for (std::size_t i = 0; i < by_first.size(); ++i) {
+        number[static_cast<std::size_t>(by_first[i])] = static_cast<int64_t>(i);
+        o.first.push_back(g.first[static_cast<std::size_t>(by_first[i])]);
+        o.counts.push_back(g.counts[static_cast<std::size_t>(by_first[i])]);
       }
-      for (int64_t i : g.inverse) s.inverse.push_back(rank[static_cast<std::size_t>(i)]);
-      return s;
+      g.first = std::move(o.first);
+      g.counts = std::move(o.counts);
     }
+    g.inverse.resize(static_cast<std::size_t>(v.dim));
+    for (std::size_t j = 0; j < run_of.size(); ++j)
+      g.inverse[j] = number[static_cast<std::size_t>(run_of[j])];
     return g;
   }
 
