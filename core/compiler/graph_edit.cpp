@@ -28,6 +28,13 @@ bool is_graph_output(const Graph& g, int32_t value) {
   return false;
 }
 
+bool inputs_static(const Graph& g) {
+  for (const TensorInfo& info : g.input_infos)
+    for (int64_t d : info.shape)
+      if (d < 0) return false;
+  return true;
+}
+
 bool is_param(const Graph& g, int32_t value) {
   return value >= 0 && value < static_cast<int32_t>(g.values.size()) &&
          g.values[value].kind == ValueKind::param;

@@ -17,6 +17,11 @@ namespace weave::compiler {
 [[nodiscard]] std::vector<int32_t> producers(const Graph& g);
 [[nodiscard]] bool is_graph_output(const Graph& g, int32_t value);
 [[nodiscard]] bool is_param(const Graph& g, int32_t value);
+// Every graph input has a fully static shape. Passes that act on an intermediate's static dims
+// (trim_conv_taps, unfold_patch_conv) ask this first: such dims then follow from the inputs the
+// executor enforces, not from a model's stored value_info, which may be stale where an input was
+// made dynamic after export.
+[[nodiscard]] bool inputs_static(const Graph& g);
 // The bytes of a param value as a view (its shape must be static, which validate() checks).
 [[nodiscard]] ConstTensorView param_view(const Graph& g, int32_t value);
 

@@ -174,6 +174,9 @@ class LayoutPass {
   bool try_nhwc(Node& n) {
     if (layout_sensitive(n.op)) {
       if (n.inputs.empty() || !rank4(n.inputs[0]) || !registry_.takes_nhwc(g_, n)) return false;
+      // A BatchNormalization goes channels-last only after another NHWC op: alone between NCHW
+      // ops it would cost two reorders for nothing.
+      if (n.op == "BatchNormalization" && !has_nhwc(n.inputs[0])) return false;
       const bool residual = n.op == "Conv" && n.inputs.size() > 3 && n.inputs[3] != kNoValue;
       if (residual && !rank4(n.inputs[3])) return false;
       n.inputs[0] = get_nhwc(n.inputs[0]);

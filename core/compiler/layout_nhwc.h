@@ -4,8 +4,9 @@
 // A value keeps its id and its NCHW meaning; its NHWC twin is a new value whose static shape is
 // the permuted one ([N, H, W, C]). Rules, walking the nodes in order:
 //   - A layout-sensitive op (Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool,
-//     GlobalMaxPool, inference BatchNormalization) the registry takes channels-last
-//     (KernelRegistry::takes_nhwc) reads and writes NHWC and gets the attribute weave_layout = "NHWC".
+//     GlobalMaxPool; an inference BatchNormalization whose input already is NHWC) the registry
+//     takes channels-last (KernelRegistry::takes_nhwc) reads and writes NHWC and gets the
+//     attribute weave_layout = "NHWC".
 //   - Layout-agnostic ops follow their inputs: elementwise ops (unary, broadcasting binary,
 //     Clip, Where, ...) and Concat (axis remapped) run on NHWC data when one of their 4-D inputs
 //     already is NHWC; constant operands are permuted once here (a [C,1,1] bias becomes [1,1,C]).

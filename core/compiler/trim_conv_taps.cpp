@@ -19,7 +19,12 @@ struct Window {
 // Input size n, kernel k, stride s, dilation d, pads (lo, hi): the window of taps that read
 // input, or nullopt when the axis has no output or no tap reads input (left to the kernels).
 std::optional<Window> live_taps(int64_t n, int64_t k, int64_t s, int64_t d, int64_t lo, int64_t hi) {
-  const int64_t span = n + lo + hi - d * (k - 1) - 1;
+  // Hostile dims (pads near 2^31, kernels of 2^32 taps): no sum or product may overflow.
+  int64_t reach = 0, span = 0;
+  if (__builtin_mul_overflow(d, k - 1, &reach) || __builtin_add_overflow(n, lo, &span) ||
+      __builtin_add_overflow(span, hi, &span))
+    return std::nullopt;
+  span -= reach + 1;
   if (span < 0) return std::nullopt;
   const int64_t outs = span / s + 1;
   std::optional<Window> w;
@@ -40,7 +45,10 @@ void trim(Graph& g, Node& conv) {
   if (conv.inputs.size() < 2 || conv.outputs.size() != 1 || !is_param(g, conv.inputs[1])) return;
   const Value& x = g.values[conv.inputs[0]];
   const Value& wv = g.values[conv.inputs[1]];
-  if (wv.dtype != DType::float32 || wv.shape.size() < 3 || !x.rank_known || x.shape.size() != wv.shape.size())
+  // Weights with bytes bound the kernel's taps (the loop below visits each); a zero dim leaves
+  // the other dims unchecked by the importer.
+  if (wv.dtype != DType::float32 || wv.shape.size() < 3 || shape_numel(wv.shape) <= 0 || !x.rank_known ||
+      x.shape.size() != wv.shape.size())
     return;
   const std::size_t nd = wv.shape.size() - 2;
   const std::string pad_mode = conv.attrs.get_string("auto_pad", "NOTSET");
@@ -106,6 +114,7 @@ void trim(Graph& g, Node& conv) {
 }  // namespace
 
 Status trim_conv_taps(Graph& g) {
+  if (!inputs_static(g)) return {};
   for (Node& n : g.nodes)
     if (n.op == "Conv") trim(g, n);
   return {};

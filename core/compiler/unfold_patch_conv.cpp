@@ -23,10 +23,12 @@ Shape patch_kernel(const Graph& g, const Node& n) {
       w.shape.size() != 4)
     return {};
   const int64_t kh = w.shape[2], kw = w.shape[3], c = w.shape[1];
-  if (kh * kw <= c || x.shape[1] != c) return {};
   for (int64_t d : x.shape)
     if (d < 1) return {};
-  if (x.shape[2] % kh != 0 || x.shape[3] % kw != 0) return {};
+  // Kernel dims checked against the input's before any product (hostile weights of 2^32 taps).
+  if (kh < 1 || kw < 1 || kh > x.shape[2] || kw > x.shape[3] || x.shape[2] % kh != 0 || x.shape[3] % kw != 0)
+    return {};
+  if (kh * kw <= c || x.shape[1] != c || shape_numel(w.shape) <= 0) return {};
   const std::string pad = n.attrs.get_string("auto_pad", "NOTSET");
   if (pad != "NOTSET" && pad != "VALID") return {};
   if (n.attrs.get_ints("strides", {1, 1}) != std::vector<int64_t>{kh, kw}) return {};
@@ -53,6 +55,7 @@ int32_t value_of_shape(Graph& g, Shape shape) {
 }  // namespace
 
 Status unfold_patch_conv(Graph& g) {
+  if (!inputs_static(g)) return {};
   std::vector<Node> old = std::move(g.nodes);
   g.nodes.clear();
   std::map<int32_t, std::string> old_names = std::move(g.names.nodes);

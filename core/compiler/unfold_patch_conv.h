@@ -7,7 +7,8 @@
 // A direct or implicit-GEMM convolution sums only C products per tap there (3 for an image),
 // which keeps vector units idle; the 1x1 form sums C*kh*kw (768 for a 16x16 patch) after one
 // pass over the input. Applied when a patch has more taps than channels, the input's dims are
-// static and divide by the kernel's, and the weights are a float32 param.
+// static (in a graph whose inputs are all static) and divide by the kernel's, and the weights
+// are a float32 param.
 #pragma once
 
 #include "core/common/status.h"
