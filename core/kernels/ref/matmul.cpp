@@ -50,12 +50,14 @@ class MatMulKernel final : public Kernel {
     if (bias == nullptr && act_.kind == kern::Activation::none && act_.post_mul == 1.f &&
         act_.post_add == 0.f)
       return;
-    for (int64_t r = 0; r < nb * M; ++r) {
-      float* y = Y + r * N;
-      if (bias != nullptr)
-        for (int64_t j = 0; j < N; ++j) y[j] += bias[j];
-      act_.apply(y, N);
-    }
+    ctx.parallel.for_range(nb * M, kern::kGrain / (N > 0 ? N : 1) + 1, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        float* y = Y + r * N;
+        if (bias != nullptr)
+          for (int64_t j = 0; j < N; ++j) y[j] += bias[j];
+        act_.apply(y, N);
+      }
+    });
   }
 
  private:

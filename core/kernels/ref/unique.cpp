@@ -86,13 +86,15 @@ class UniqueKernel final : public Kernel {
     const auto a = kern::around_axis(x.dims, axis_, es);
     return View{a.outer, a.dim, a.inner};
   }
-  // Every element/slice as a row of doubles (every outer block, then the inner elements), rows
-  // one after another: keys[j * per_row ...].
-  [[nodiscard]] std::vector<double> keys(const ConstTensorView& x, const View& v, int64_t& per_row) const {
+  // Every element/slice as a row of keys (every outer block, then the inner elements), rows one
+  // after another: keys[j * per_row ...]. long double holds every int64 and uint64 exactly
+  // (a double would merge 2^53 and 2^53 + 1).
+  [[nodiscard]] std::vector<long double> keys(const ConstTensorView& x, const View& v,
+                                              int64_t& per_row) const {
     const auto es = static_cast<int64_t>(dtype_size(x.dtype));
     const int64_t per = v.inner / es;
     per_row = v.outer * per;
-    std::vector<double> k(static_cast<std::size_t>(v.dim * per_row));
+    std::vector<long double> k(static_cast<std::size_t>(v.dim * per_row));
     (void)kern::dispatch_dtype<kern::kAllNumeric | kern::kBool>(x.dtype, [&](auto tag) {
       constexpr DType D = decltype(tag)::value;
       const auto* p = x.as<kern::storage_t<D>>();
@@ -100,11 +102,11 @@ class UniqueKernel final : public Kernel {
         for (int64_t o = 0; o < v.outer; ++o)
           for (int64_t i = 0; i < per; ++i) {
             const auto e = p[(o * v.dim + j) * per + i];
-            double d;
+            long double d;
             if constexpr (D == DType::float16)
               d = kern::half_to_float(e);
             else
-              d = static_cast<double>(e);
+              d = static_cast<long double>(e);
             k[static_cast<std::size_t>(j * per_row + o * per + i)] = d;
           }
     });
@@ -117,11 +119,13 @@ class UniqueKernel final : public Kernel {
   [[nodiscard]] Groups group(const ConstTensorView& x) const {
     const View v = view(x);
     int64_t per = 0;
-    const std::vector<double> k = keys(x, v, per);
+    const std::vector<long double> k = keys(x, v, per);
     auto row = [&](int64_t j) { return k.data() + j * per; };
-    auto less = [](double a, double b) { return std::isnan(a) ? false : std::isnan(b) ? true : a < b; };
+    auto less = [](long double a, long double b) {
+      return std::isnan(a) ? false : std::isnan(b) ? true : a < b;
+    };
     auto row_less = [&](int64_t a, int64_t b) {
-      const double *ra = row(a), *rb = row(b);
+      const long double *ra = row(a), *rb = row(b);
       for (int64_t i = 0; i < per; ++i) {
         if (less(ra[i], rb[i])) return true;
         if (less(rb[i], ra[i])) return false;
