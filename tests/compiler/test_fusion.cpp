@@ -537,3 +537,62 @@ BOOST_AUTO_TEST_CASE(patch_convolutions_become_a_rearrangement_and_a_1x1) {
         BOOST_TEST((n.attrs.get_ints("kernel_shape") == std::vector<int64_t>{1, 1}) == c.unfolds, what);
   }
 }
+
+BOOST_AUTO_TEST_CASE(window_passes_leave_dynamic_and_hostile_graphs_alone) {
+  // An input with a dynamic dim: intermediate static dims might be a stale value_info, so
+  // neither the tap trimming nor the patch unfolding acts.
+  for (bool patch : {false, true}) {
+    Graph g;
+    const int32_t x = add_input(g, "x", {-1, 3, 8, 8});
+    g.values[x].shape = {1, 3, 8, 8};  // what a stale value_info would claim
+    Attributes a;
+    if (patch) {
+      a.set("strides", std::vector<int64_t>{4, 4});
+    } else {
+      a.set("dilations", std::vector<int64_t>{9, 9});
+      a.set("pads", std::vector<int64_t>{9, 9, 9, 9});
+    }
+    const int64_t k = patch ? 4 : 3;
+    set_output(
+        g,
+        add_node(g, "Conv",
+                 {x, add_f32(g, {2, 3, k, k}, random_floats(static_cast<std::size_t>(18 * k * k / 3), 41))},
+                 1, a),
+        "y");
+    auto c = compile_graph(g, CompileOptions{});
+    BOOST_REQUIRE(c);
+    BOOST_TEST(count_op(*c, "Transpose") == 0);
+    for (const Node& n : c->nodes)
+      if (n.op == "Conv") BOOST_TEST(c->values[n.inputs[1]].shape == (Shape{2, 3, k, k}));
+  }
+  // Weights with a zero dim and a kernel of 2^32 taps, pads near 2^31: no work, no overflow.
+  Graph h;
+  const int32_t x = add_input(h, "x", {1, 1, 1});
+  Attributes a;
+  a.set("pads", std::vector<int64_t>{int64_t{1} << 31, int64_t{1} << 31});
+  a.set("strides", std::vector<int64_t>{int64_t{1} << 32});
+  set_output(h, add_node(h, "Conv", {x, add_f32(h, {0, 1, (int64_t{1} << 32) + 1}, {})}, 1, a), "y");
+  auto c = compile_graph(h, CompileOptions{});
+  BOOST_REQUIRE(c);
+  BOOST_TEST(count_op(*c, "Conv") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(batch_norm_between_nchw_ops_stays_nchw) {
+  // Input -> BatchNormalization -> output: channels-last would only add two reorders.
+  Graph g;
+  const int32_t x = add_input(g, "x", {1, 8, 5, 6});
+  std::vector<float> var = random_floats(8, 51);
+  for (float& v : var) v = std::fabs(v) + 0.1f;
+  const int32_t bn =
+      add_node(g, "BatchNormalization",
+               {x, add_f32(g, {8}, random_floats(8, 52)), add_f32(g, {8}, random_floats(8, 53)),
+                add_f32(g, {8}, random_floats(8, 54)), add_f32(g, {8}, var)});
+  g.values[bn].shape = {1, 8, 5, 6};
+  set_output(g, bn, "y");
+  check_same(g, Dims{1, 8, 5, 6});
+  auto c = compile_graph(g, CompileOptions{});
+  BOOST_REQUIRE(c);
+  auto f = Factory::create(std::move(*c));
+  BOOST_REQUIRE_MESSAGE(f, (f ? "" : f.message()));
+  BOOST_TEST(count_layout_transposes((*f)->graph()) == 0);
+}

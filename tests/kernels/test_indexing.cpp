@@ -125,6 +125,13 @@ BOOST_AUTO_TEST_CASE(unique_unsorted_groups_nans_and_signed_zeros) {
   BOOST_CHECK(values<int64_t>(rs[2]) == (std::vector<int64_t>{2, 1, 2, 0}));
 }
 
+BOOST_AUTO_TEST_CASE(unique_keeps_int64_values_past_2_to_the_53_apart) {
+  const int64_t big = int64_t{1} << 53;
+  KernelCase u = op("Unique", ins(make_i64({4}, {big + 1, big, big + 1, -big})), {true});
+  auto r = run_all(u);
+  BOOST_CHECK(values<int64_t>(r[0]) == (std::vector<int64_t>{-big, big, big + 1}));
+}
+
 BOOST_AUTO_TEST_CASE(unique_of_a_million_distinct_values) {
   // A hostile model's Range of millions fed to Unique: every value its own group, in order.
   const int64_t n = 1 << 20;
