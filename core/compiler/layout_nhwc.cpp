@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <span>
 #include <string>
 
 #include "core/compiler/graph_edit.h"
@@ -17,6 +18,8 @@ namespace {
 constexpr int64_t kToNhwc[4] = {0, 2, 3, 1};
 constexpr int64_t kToNchw[4] = {0, 3, 1, 2};
 constexpr const char* kReorderAttr = "weave_layout_reorder";
+// Channel shuffles of more channels than this keep their NCHW form.
+constexpr int64_t kMaxShuffleChannels = int64_t{1} << 20;
 
 const std::set<std::string>& unary_ops() {
   static const std::set<std::string> s = {"Relu",      "LeakyRelu",
@@ -59,15 +62,28 @@ class LayoutPass {
     const std::size_t n_values = g_.values.size();
     nhwc_.assign(n_values, kNoValue);
     nchw_ok_.assign(n_values, true);
+    uses_ = use_counts(g_);
     std::vector<Node> old = std::move(g_.nodes);
     g_.nodes.clear();
     std::map<int32_t, std::string> old_names = std::move(g_.names.nodes);
     g_.names.nodes.clear();
+    // Who reads each value (one reader: its node index; none: -1; several: -2), for patterns
+    // that span nodes (a channel shuffle).
+    reader_.assign(n_values, -1);
+    for (std::size_t i = 0; i < old.size(); ++i)
+      for (int32_t v : old[i].inputs)
+        if (v >= 0 && v < static_cast<int32_t>(n_values))
+          reader_[v] = reader_[v] == -1 ? static_cast<int32_t>(i) : -2;
+    skip_.assign(old.size(), false);
+    old_ = &old;
     for (std::size_t i = 0; i < old.size(); ++i) {
+      if (skip_[i]) continue;  // taken by a pattern of an earlier node
       Node n = std::move(old[i]);
       const auto name = old_names.find(static_cast<int32_t>(i));
+      if (channel_shuffle(n)) continue;
       visit(std::move(n), name == old_names.end() ? nullptr : &name->second);
     }
+    old_ = nullptr;
     for (int32_t v : g_.outputs) need_nchw(v);
     return {};
   }
@@ -186,10 +202,11 @@ class LayoutPass {
     }
     const bool unary = unary_ops().count(n.op) > 0, bcast = broadcast_ops().count(n.op) > 0;
     const bool concat = n.op == "Concat", resize = n.op == "Resize" || n.op == "Upsample";
-    if (!unary && !bcast && !concat && !resize) return false;
+    const bool slice = n.op == "Slice";
+    if (!unary && !bcast && !concat && !resize && !slice) return false;
     if (n.outputs.size() != 1) return false;
-    // Data inputs: all for broadcasting ops and Concat; the first for unary ops and Resize.
-    const std::size_t data = (unary || resize) ? 1 : n.inputs.size();
+    // Data inputs: all for broadcasting ops and Concat; the first for unary ops, Resize, Slice.
+    const std::size_t data = (unary || resize || slice) ? 1 : n.inputs.size();
     bool any_nhwc = false;
     for (std::size_t k = 0; k < data && k < n.inputs.size(); ++k) {
       const int32_t v = n.inputs[k];
@@ -214,6 +231,7 @@ class LayoutPass {
       if (!resize_params_nhwc(n) || !registry_.takes_nhwc(g_, n)) return false;
       n.attrs.set("weave_layout", std::string("NHWC"));
     }
+    if (slice && !slice_axes_nhwc(n)) return false;
     if (concat) {
       int64_t axis = n.attrs.get_int("axis", 1);
       if (axis < 0) axis += 4;
@@ -223,6 +241,134 @@ class LayoutPass {
     }
     // Every operand was checked above, so none of these fails.
     for (std::size_t k = 0; k < data && k < n.inputs.size(); ++k) n.inputs[k] = operand(n.inputs[k]);
+    return true;
+  }
+
+  // The node reading v when it is v's only use (no graph output), else -1.
+  [[nodiscard]] int32_t only_reader(int32_t v) const {
+    if (v < 0 || v >= static_cast<int32_t>(reader_.size()) || uses_[v] != 1 || is_graph_output(g_, v))
+      return -1;
+    return reader_[v] >= 0 ? reader_[v] : -1;
+  }
+  [[nodiscard]] bool static_shape(int32_t v, std::size_t rank) const {
+    const Value& val = g_.values[v];
+    if (!val.rank_known || val.shape.size() != rank) return false;
+    return std::all_of(val.shape.begin(), val.shape.end(), [](int64_t d) { return d >= 0; });
+  }
+
+  // Reshape -> Transpose -> Reshape of an NHWC value that only permutes its channels (a channel
+  // shuffle: [N,C,H,W] -> [N,g,C/g,H,W] -> swap the two -> [N,C,H,W]) becomes one Gather of
+  // the NHWC twin along its last axis; the Transpose and the second Reshape are skipped. Going
+  // through NCHW instead cost a reorder each way around the shuffle.
+  bool channel_shuffle(const Node& r1) {
+    if (r1.op != "Reshape" || r1.inputs.size() != 2 || r1.outputs.size() != 1 || !has_nhwc(r1.inputs[0]) ||
+        !rank4(r1.inputs[0]))
+      return false;
+    const int32_t ti = only_reader(r1.outputs[0]);
+    if (ti < 0) return false;
+    const Node& t = (*old_)[static_cast<std::size_t>(ti)];
+    if (t.op != "Transpose" || t.inputs.size() != 1 || t.outputs.size() != 1) return false;
+    const int32_t r2i = only_reader(t.outputs[0]);
+    if (r2i < 0) return false;
+    const Node& r2 = (*old_)[static_cast<std::size_t>(r2i)];
+    // The shuffle's result has x's dims. Shape inference often lost x's own (a Concat of
+    // computed Slices): the result's static dims stand for them, those of x it knows must agree,
+    // and the Gather checks the rest when it is planned (weave_expect_dims).
+    if (r2.op != "Reshape" || r2.inputs.size() != 2 || r2.outputs.size() != 1 ||
+        r2.inputs[0] != t.outputs[0] || !static_shape(r2.outputs[0], 4))
+      return false;
+    const Shape x = g_.values[r2.outputs[0]].shape;
+    const Shape& known = g_.values[r1.inputs[0]].shape;
+    for (std::size_t k = 0; k < 4; ++k)
+      if (known[k] >= 0 && known[k] != x[k]) return false;
+    const Shape& s1 = g_.values[r1.outputs[0]].shape;
+    const std::size_t r = s1.size();
+    if (r < 5 || r > static_cast<std::size_t>(kMaxRank) || !static_shape(r1.outputs[0], r) || s1[0] != x[0] ||
+        s1[r - 2] != x[2] || s1[r - 1] != x[3])
+      return false;
+    // The channel count bounds the table (a hostile static shape must not size it).
+    int64_t c = 1;
+    for (std::size_t k = 1; k + 2 < r; ++k)
+      if (__builtin_mul_overflow(c, s1[k], &c) || c > kMaxShuffleChannels) return false;
+    if (c != x[1] || c <= 0) return false;
+    std::vector<int64_t> perm = t.attrs.get_ints("perm");
+    if (perm.size() != r || perm[0] != 0 || perm[r - 2] != static_cast<int64_t>(r - 2) ||
+        perm[r - 1] != static_cast<int64_t>(r - 1))
+      return false;
+    std::vector<bool> seen(r, false);
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(r) || seen[static_cast<std::size_t>(p)]) return false;
+      seen[static_cast<std::size_t>(p)] = true;
+    }
+    // Output channel j (row-major over the transposed middle dims) reads input channel idx[j].
+    const std::size_t m = r - 3;  // middle dims: 1 .. r-3
+    std::vector<int64_t> in_stride(m, 1), out_dims(m);
+    for (std::size_t k = m; k-- > 1;) in_stride[k - 1] = in_stride[k] * s1[k + 1];
+    for (std::size_t k = 0; k < m; ++k) out_dims[k] = s1[static_cast<std::size_t>(perm[k + 1])];
+    std::vector<int64_t> idx(static_cast<std::size_t>(c));
+    std::vector<int64_t> pos(m, 0);
+    for (int64_t j = 0; j < c; ++j) {
+      int64_t from = 0;
+      for (std::size_t k = 0; k < m; ++k)
+        from += pos[k] * in_stride[static_cast<std::size_t>(perm[k + 1] - 1)];
+      idx[static_cast<std::size_t>(j)] = from;
+      for (std::size_t k = m; k-- > 0;) {
+        if (++pos[k] < out_dims[k]) break;
+        pos[k] = 0;
+      }
+    }
+    const int32_t src = get_nhwc(r1.inputs[0]);
+    const int32_t order = g_.add_param(DType::int64, Shape{c},
+                                       SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(idx))));
+    Value out = g_.values[r2.outputs[0]];
+    out.shape = to_nhwc(out.shape);
+    const int32_t id = g_.add_value(out);
+    Node gather;
+    gather.op = "Gather";
+    gather.inputs = {src, order};
+    gather.outputs = {id};
+    gather.attrs.set("axis", int64_t{3});
+    gather.attrs.set("weave_expect_dims", std::vector<int64_t>(out.shape.begin(), out.shape.end()));
+    emit(std::move(gather), nullptr);
+    grow();
+    nhwc_[r2.outputs[0]] = id;
+    nchw_ok_[r2.outputs[0]] = false;
+    skip_[static_cast<std::size_t>(ti)] = true;
+    skip_[static_cast<std::size_t>(r2i)] = true;
+    return true;
+  }
+
+  // Slice of an NHWC value with constant axes (or none: the first len(starts) axes): the same
+  // Slice of the twin, axes mapped to their physical places. Starts and ends may be computed
+  // (a channel split's half is Shape arithmetic, which the plan folds).
+  bool slice_axes_nhwc(Node& n) {
+    if (n.inputs.size() < 3) return false;
+    std::vector<int64_t> axes;
+    if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
+      const int32_t v = n.inputs[3];
+      if (!is_param(g_, v) || g_.values[v].shape.size() != 1) return false;
+      const ConstTensorView a = param_view(g_, v);
+      if (a.dtype == DType::int64)
+        axes.assign(a.as<int64_t>(), a.as<int64_t>() + a.numel());
+      else if (a.dtype == DType::int32)
+        axes.assign(a.as<int32_t>(), a.as<int32_t>() + a.numel());
+      else
+        return false;
+    } else {
+      const Value& st = g_.values[n.inputs[1]];
+      if (!st.rank_known || st.shape.size() != 1 || st.shape[0] < 0 || st.shape[0] > 4) return false;
+      for (int64_t k = 0; k < st.shape[0]; ++k) axes.push_back(k);
+    }
+    for (int64_t& a : axes) {
+      if (a < -4 || a > 3) return false;
+      if (a < 0) a += 4;
+      a = std::find(kToNhwc, kToNhwc + 4, a) - kToNhwc;
+    }
+    const int32_t mapped = g_.add_param(DType::int64, Shape{static_cast<int64_t>(axes.size())},
+                                        SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(axes))));
+    grow();
+    if (n.inputs.size() < 4) n.inputs.resize(4, kNoValue);
+    n.inputs[3] = mapped;
     return true;
   }
 
@@ -305,6 +451,10 @@ class LayoutPass {
 
   Graph& g_;
   const KernelRegistry& registry_;
+  std::vector<int> uses_;        // per original value: node inputs and graph outputs reading it
+  std::vector<int32_t> reader_;  // per original value: its one reading node, -1 none, -2 several
+  std::vector<bool> skip_;       // per original node: emitted already as part of a pattern
+  std::vector<Node>* old_ = nullptr;
   std::vector<int32_t> nhwc_;  // per value: its NHWC twin or kNoValue
   std::vector<bool> nchw_ok_;  // per value: its own id holds its (NCHW) data at this point
   std::map<int32_t, int32_t> permuted_;

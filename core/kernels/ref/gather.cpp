@@ -6,6 +6,7 @@
 // zeros for a slice whose index is still outside its axis.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/kernels/kernel_util.h"
 #include "core/kernels/ref/register.h"
@@ -40,11 +41,16 @@ Expected<int> gather_axis(const ShapeContext& ctx, int64_t axis) {
 
 class GatherKernel final : public Kernel {
  public:
-  explicit GatherKernel(int64_t axis) : axis_(axis) {}
+  // `expect`: the data dims the layout pass assumed when it made this Gather of a channel
+  // shuffle ("weave_expect_dims"); other dims are an error, not a shuffle of the wrong channels.
+  GatherKernel(int64_t axis, std::vector<int64_t> expect) : axis_(axis), expect_(std::move(expect)) {}
   Status infer(ShapeContext& ctx) const override {
     auto a = gather_axis(ctx, axis_);
     if (!a) return a.error();
     const Dims& d = ctx.inputs[0].dims;
+    if (!expect_.empty() && !(d == Dims(std::span<const int64_t>(expect_))))
+      return make_error(ctx.label, ": the channel shuffle was laid out for input ", shape_str(expect_),
+                        " (NHWC), got ", dims_str(d));
     const Dims& idx = ctx.inputs[1].dims;
     if (d.rank() - 1 + idx.rank() > kMaxRank)
       return make_error(ctx.label, ": output rank exceeds the maximum of ", kMaxRank, " (data ", dims_str(d),
@@ -70,6 +76,24 @@ class GatherKernel final : public Kernel {
       std::memset(dst, 0, ctx.outputs[0].bytes());
       return;
     }
+    if (inner == 4) {
+      // One 4-byte element per index (a channel permutation of NHWC data, the layout pass's
+      // form of a channel shuffle): element copies in a tight loop per outer row.
+      auto rows = [&](const auto* ip) {
+        const auto* s = reinterpret_cast<const uint32_t*>(src);
+        auto* d = reinterpret_cast<uint32_t*>(dst);
+        ctx.parallel.for_range(outer, std::max<int64_t>(1, 4096 / k), [&](int64_t b, int64_t e) {
+          for (int64_t o = b; o < e; ++o)
+            for (int64_t j = 0; j < k; ++j)
+              d[o * k + j] = s[o * dim + fix_index(static_cast<int64_t>(ip[j]), dim)];
+        });
+      };
+      if (idx.dtype == DType::int64)
+        rows(idx.as<int64_t>());
+      else
+        rows(idx.as<int32_t>());
+      return;
+    }
     ctx.parallel.for_range(outer * k, std::max<int64_t>(1, 4096 / inner), [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         const int64_t o = t / k, j = fix_index(kern::int_at(idx, t % k), dim);
@@ -80,6 +104,7 @@ class GatherKernel final : public Kernel {
 
  private:
   int64_t axis_;
+  std::vector<int64_t> expect_;
 };
 
 class GatherElementsKernel final : public Kernel {
@@ -207,7 +232,8 @@ class GatherNDKernel final : public Kernel {
 
 void register_gather(KernelRegistry& r) {
   r.add("Gather", [](const KernelSetup& s) -> Factory {
-    return make_kernel<GatherKernel>(s.node.attrs.get_int("axis", 0));
+    return make_kernel<GatherKernel>(s.node.attrs.get_int("axis", 0),
+                                     s.node.attrs.get_ints("weave_expect_dims"));
   });
   r.add("GatherElements", [](const KernelSetup& s) -> Factory {
     return make_kernel<GatherElementsKernel>(s.node.attrs.get_int("axis", 0));
