@@ -13,6 +13,7 @@
 #include "core/runtime/executor.h"
 #include "core/runtime/factory.h"
 #include "tests/compiler/graph_build.h"
+#include "tests/kernels/fused_graph.h"
 
 using namespace weave;
 using namespace weave::test;
@@ -52,6 +53,27 @@ Graph check_same(const Graph& g, const Dims& dims) {
     BOOST_TEST(std::fabs(a[i] - b[i]) <= 1e-5f * (1.f + std::fabs(a[i])),
                "element " << i << ": " << a[i] << " vs " << b[i]);
   return fused;
+}
+
+// The compiled graph through the fast registry (the layout pass, channels-last kernels) against
+// the reference registry (NCHW throughout), 1 and 2 threads; returns the fast Factory's graph.
+Graph check_layout(const Graph& g, const Dims& dims) {
+  auto c = compile_graph(g, CompileOptions{});
+  BOOST_REQUIRE_MESSAGE(c, (c ? "" : c.message()));
+  const auto x = random_floats(static_cast<std::size_t>(dims.numel()), 8);
+  const auto ref = run_fused_graph(*c, &KernelRegistry::reference(), 1, dims, x);
+  for (int threads : {1, 2}) {
+    const auto fast = run_fused_graph(*c, &KernelRegistry::global(), threads, dims, x);
+    BOOST_REQUIRE(fast.size() == ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      BOOST_TEST(std::fabs(fast[i] - ref[i]) <= 1e-4f * (1.f + std::fabs(ref[i])),
+                 "element " << i << ": " << fast[i] << " vs " << ref[i]);
+  }
+  FactoryOptions fo;
+  fo.registry = &KernelRegistry::global();
+  auto f = Factory::create(*c, fo);
+  BOOST_REQUIRE_MESSAGE(f, (f ? "" : f.message()));
+  return (*f)->graph();
 }
 
 Graph conv_graph(int32_t& x, int32_t& conv, int c = 3, int m = 4, int k = 3) {
@@ -440,12 +462,7 @@ BOOST_AUTO_TEST_CASE(batch_norm_after_a_concat_stays_channels_last) {
   g.values[relu].shape = {1, 24, 6, 7};
   set_output(g, conv(relu, 24, 4, 17), "y");
   check_same(g, Dims{1, 8, 6, 7});
-
-  auto c = compile_graph(g, CompileOptions{});
-  BOOST_REQUIRE(c);
-  auto f = Factory::create(std::move(*c));
-  BOOST_REQUIRE_MESSAGE(f, (f ? "" : f.message()));
-  const Graph& planned = (*f)->graph();
+  const Graph planned = check_layout(g, Dims{1, 8, 6, 7});
   bool any_nhwc = false;
   for (const Node& n : planned.nodes) {
     if (n.op != "BatchNormalization") continue;
@@ -589,10 +606,61 @@ BOOST_AUTO_TEST_CASE(batch_norm_between_nchw_ops_stays_nchw) {
                 add_f32(g, {8}, random_floats(8, 54)), add_f32(g, {8}, var)});
   g.values[bn].shape = {1, 8, 5, 6};
   set_output(g, bn, "y");
-  check_same(g, Dims{1, 8, 5, 6});
-  auto c = compile_graph(g, CompileOptions{});
-  BOOST_REQUIRE(c);
-  auto f = Factory::create(std::move(*c));
-  BOOST_REQUIRE_MESSAGE(f, (f ? "" : f.message()));
-  BOOST_TEST(count_layout_transposes((*f)->graph()) == 0);
+  BOOST_TEST(count_layout_transposes(check_layout(g, Dims{1, 8, 5, 6})) == 0);
+}
+
+namespace {
+
+void check_shuffle(bool dims_lost) {
+  // ShuffleNet's block: Conv -> Reshape [N,2,C/2,H,W] -> Transpose(0,2,1,3,4) -> Reshape ->
+  // Slice of each half along the channels (one with its axes given, one without, one from the
+  // end) -> Conv on one half, Concat with the other. Channels-last throughout: reorders only at
+  // the edges.
+  Graph g;
+  const int32_t x = add_input(g, "x", {1, 8, 5, 6});
+  Attributes same;
+  same.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const int32_t a = add_node(g, "Conv", {x, add_f32(g, {8, 8, 3, 3}, random_floats(8 * 8 * 9, 61))}, 1, same);
+  // Shape inference may have lost the shuffled value's dims (ShuffleNet's later blocks).
+  g.values[a].shape = dims_lost ? Shape{-1, -1, -1, -1} : Shape{1, 8, 5, 6};
+  auto ints = [&](std::vector<int64_t> v) {
+    return g.add_param(DType::int64, Shape{static_cast<int64_t>(v.size())},
+                       SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(v))));
+  };
+  const int32_t split = add_node(g, "Reshape", {a, ints({1, 2, 4, 5, 6})});
+  g.values[split].shape = {1, 2, 4, 5, 6};
+  Attributes perm;
+  perm.set("perm", std::vector<int64_t>{0, 2, 1, 3, 4});
+  const int32_t swapped = add_node(g, "Transpose", {split}, 1, perm);
+  g.values[swapped].shape = {1, 4, 2, 5, 6};
+  const int32_t shuffled = add_node(g, "Reshape", {swapped, ints({1, 8, 5, 6})});
+  g.values[shuffled].shape = {1, 8, 5, 6};
+  const int32_t lo = add_node(g, "Slice", {shuffled, ints({0}), ints({4}), ints({1})});
+  g.values[lo].shape = {1, 4, 5, 6};
+  const int32_t hi = add_node(g, "Slice", {shuffled, ints({0, 4}), ints({1, 8})});  // axes 0 and 1
+  g.values[hi].shape = {1, 4, 5, 6};
+  const int32_t conv =
+      add_node(g, "Conv", {hi, add_f32(g, {4, 4, 3, 3}, random_floats(4 * 4 * 9, 62))}, 1, same);
+  g.values[conv].shape = {1, 4, 5, 6};
+  Attributes axis1;
+  axis1.set("axis", int64_t{1});
+  const int32_t tail = add_node(g, "Slice", {shuffled, ints({-2}), ints({8}), ints({-3})});  // channels 6, 7
+  g.values[tail].shape = {1, 2, 5, 6};
+  const int32_t cat = add_node(g, "Concat", {lo, conv, tail}, 1, axis1);
+  g.values[cat].shape = {1, 10, 5, 6};
+  set_output(g, cat, "y");
+  const Graph planned = check_layout(g, Dims{1, 8, 5, 6});
+  if (count_op(planned, "Gather") == 0) {
+    BOOST_TEST_MESSAGE("no fast path on this CPU: the shuffle stays NCHW");
+    return;
+  }
+  BOOST_TEST(count_op(planned, "Reshape") == 0);
+  BOOST_TEST(count_layout_transposes(planned) == 2);  // the input in, the output out
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(channel_shuffle_and_split_stay_channels_last) {
+  check_shuffle(false);
+  check_shuffle(true);
 }

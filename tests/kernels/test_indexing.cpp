@@ -152,6 +152,20 @@ BOOST_AUTO_TEST_CASE(unique_of_a_million_distinct_values) {
   BOOST_TEST(bad == 0);
 }
 
+BOOST_AUTO_TEST_CASE(gather_of_a_laid_out_channel_shuffle_checks_its_input_dims) {
+  // The layout pass states the dims it assumed; other dims are an error naming them.
+  auto shuffle = [](std::vector<int64_t> expect) {
+    KernelCase c = op("Gather", ins(make_f32({1, 1, 2, 3}, {0, 1, 2, 3, 4, 5}), make_i64({3}, {2, 0, 1})),
+                      {false, true});
+    c.attrs.set("axis", int64_t{3});
+    c.attrs.set("weave_expect_dims", std::move(expect));
+    return c;
+  };
+  check_close(run1(shuffle({1, 1, 2, 3})), {2, 0, 1, 5, 3, 4});
+  auto r = run_kernel(shuffle({1, 2, 1, 3}), "reference", 1);
+  BOOST_TEST((!r.ok() && r.message().find("channel shuffle") != std::string::npos));
+}
+
 BOOST_AUTO_TEST_CASE(reverse_sequence_clamps_lengths) {
   KernelCase c = op("ReverseSequence", ins(make_f32({3, 2}, {1, 2, 3, 4, 5, 6}), make_i64({2}, {3, 9})));
   check_close(run1(c), {5, 6, 3, 4, 1, 2});
