@@ -12,6 +12,10 @@
 //     already is NHWC; constant operands are permuted once here (a [C,1,1] bias becomes [1,1,C]).
 //     So does Resize with constant scales or sizes (scales, sizes and roi permuted) when
 //     the registry takes the permuted node (it is marked weave_layout = "NHWC" too).
+//   - A Slice with constant axes (starts and ends may be computed) follows its input, axes
+//     mapped to their physical places.
+//   - A channel shuffle (Reshape [N,C,H,W] -> [N,g,C/g,H,W], Transpose of the middle axes,
+//     Reshape back) of an NHWC value becomes one Gather along its last axis.
 //   - Transpose of an NHWC value composes its perm with the layout's (no extra copy); Shape of
 //     one becomes Shape + Gather of the NCHW order, which the plan folds.
 //   - Anything else reads NCHW: a Transpose back (perm [0,3,1,2]) is inserted once per value,
