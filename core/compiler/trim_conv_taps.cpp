@@ -24,15 +24,15 @@ std::optional<Window> live_taps(int64_t n, int64_t k, int64_t s, int64_t d, int6
   if (__builtin_mul_overflow(d, k - 1, &reach) || __builtin_add_overflow(n, lo, &span) ||
       __builtin_add_overflow(span, hi, &span))
     return std::nullopt;
-  span -= reach + 1;
-  if (span < 0) return std::nullopt;
+  if (__builtin_sub_overflow(span, reach, &span) || span < 1) return std::nullopt;
+  span -= 1;  // n + lo + hi - d (k - 1) - 1 >= 0
   const int64_t outs = span / s + 1;
   std::optional<Window> w;
   for (int64_t t = 0; t < k; ++t) {
     // Output o reads input o * s - lo + t * d: is one of them inside [0, n)?
     const int64_t base = t * d - lo;  // input of output 0
     // Smallest o with base + o * s >= 0.
-    const int64_t o = base >= 0 ? 0 : (-base + s - 1) / s;
+    const int64_t o = base >= 0 ? 0 : (-base - 1) / s + 1;  // -base <= lo: no overflow
     if (o >= outs || base + o * s >= n) continue;
     if (!w) w = Window{t, t};
     w->last = t;
