@@ -82,7 +82,8 @@ bool column_bias(const Graph& g, int32_t v, int64_t n, const Value& y) {
 
 // A MatMul by a constant [K, N] matrix (whose fast kernel packs it once).
 bool matmul_by_weights(const Graph& g, const Node& m) {
-  if (m.op != "MatMul" || m.inputs.size() < 2 || m.inputs.size() > 3 || !is_param(g, m.inputs[1]))
+  if (m.op != "MatMul" || m.inputs.size() < 2 || m.inputs.size() > 3 || m.inputs[0] < 0 ||
+      !is_param(g, m.inputs[1]))
     return false;
   const Value& b = g.values[m.inputs[1]];
   return b.dtype == DType::float32 && b.shape.size() == 2 && g.values[m.inputs[0]].dtype == DType::float32;

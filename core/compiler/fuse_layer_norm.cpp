@@ -80,7 +80,8 @@ std::optional<Match> normalized(Pattern& p, const Graph& g, const Node& div) {
   if (sub == nullptr || sub->inputs.size() != 2) return fail();
   const int32_t x = sub->inputs[0];
   const Node* mean = p.take(sub->inputs[1], "ReduceMean");
-  if (mean == nullptr || mean->inputs.empty() || mean->inputs[0] != x || g.values[x].dtype != DType::float32)
+  if (mean == nullptr || mean->inputs.empty() || x < 0 || mean->inputs[0] != x ||
+      g.values[x].dtype != DType::float32)
     return fail();
   const std::optional<int64_t> a1 = trailing_axis(g, *mean, x), a2 = trailing_axis(g, *var, x);
   if (!a1 || !a2 || *a1 != *a2 || !(eps >= 0.f)) return fail();

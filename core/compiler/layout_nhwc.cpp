@@ -251,6 +251,7 @@ class LayoutPass {
     return reader_[v] >= 0 ? reader_[v] : -1;
   }
   [[nodiscard]] bool static_shape(int32_t v, std::size_t rank) const {
+    if (v < 0 || v >= static_cast<int32_t>(g_.values.size())) return false;
     const Value& val = g_.values[v];
     if (!val.rank_known || val.shape.size() != rank) return false;
     return std::all_of(val.shape.begin(), val.shape.end(), [](int64_t d) { return d >= 0; });
@@ -342,7 +343,7 @@ class LayoutPass {
   // Slice of the twin, axes mapped to their physical places. Starts and ends may be computed
   // (a channel split's half is Shape arithmetic, which the plan folds).
   bool slice_axes_nhwc(Node& n) {
-    if (n.inputs.size() < 3) return false;
+    if (n.inputs.size() < 3 || n.inputs[1] < 0 || n.inputs[2] < 0) return false;
     std::vector<int64_t> axes;
     if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
       const int32_t v = n.inputs[3];

@@ -42,7 +42,9 @@ std::optional<Window> live_taps(int64_t n, int64_t k, int64_t s, int64_t d, int6
 
 // Node `ci` with the trimmed weights and attributes, when some axis loses taps.
 void trim(Graph& g, Node& conv) {
-  if (conv.inputs.size() < 2 || conv.outputs.size() != 1 || !is_param(g, conv.inputs[1])) return;
+  if (conv.inputs.size() < 2 || conv.outputs.size() != 1 || conv.inputs[0] < 0 ||
+      !is_param(g, conv.inputs[1]))
+    return;
   const Value& x = g.values[conv.inputs[0]];
   const Value& wv = g.values[conv.inputs[1]];
   // Weights with bytes bound the kernel's taps (the loop below visits each); a zero dim leaves

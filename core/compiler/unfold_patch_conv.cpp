@@ -16,7 +16,7 @@ namespace {
 // The kernel dims of a Conv whose windows tile x exactly, or empty.
 Shape patch_kernel(const Graph& g, const Node& n) {
   if (n.op != "Conv" || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1) return {};
-  if (!is_param(g, n.inputs[1]) || n.attrs.get_int("group", 1) != 1) return {};
+  if (n.inputs[0] < 0 || !is_param(g, n.inputs[1]) || n.attrs.get_int("group", 1) != 1) return {};
   const Value& x = g.values[n.inputs[0]];
   const Value& w = g.values[n.inputs[1]];
   if (x.dtype != DType::float32 || w.dtype != DType::float32 || !x.rank_known || x.shape.size() != 4 ||

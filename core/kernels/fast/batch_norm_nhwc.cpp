@@ -45,7 +45,7 @@ class FastBatchNormNhwc final : public Kernel {
 
 bool batch_norm_nhwc_supported(const Graph& g, const Node& n) {
   if (n.op != "BatchNormalization" || n.inputs.size() != 5 || n.outputs.size() != 1 ||
-      n.attrs.get_int("training_mode", 0) != 0)
+      n.attrs.get_int("training_mode", 0) != 0 || n.inputs[0] < 0)
     return false;
   const Value& x = g.values[n.inputs[0]];
   if (x.dtype != DType::float32 || !x.rank_known || x.shape.size() != 4 || x.shape[1] < 1) return false;
