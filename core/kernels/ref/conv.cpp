@@ -109,10 +109,12 @@ class ConvKernel final : public Kernel {
     const Dims& x = ctx.inputs[0].dims;
     const Dims& w = ctx.inputs[1].dims;
     WEAVE_TRY(check_conv_ranks(ctx, x, w));
-    if (x[1] != w[1] * group_)
+    // w[1] * group without overflow (weights with a zero dim may claim any other dims).
+    int64_t channels = 0;
+    if (__builtin_mul_overflow(w[1], group_, &channels) || x[1] != channels)
       return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " has ", x[1],
                         " channels but weights ", kern::dims_bracketed(w), " with group ", group_, " expect ",
-                        w[1] * group_);
+                        w[1], " x ", group_);
     if (w[0] % group_ != 0)
       return make_error(ctx.label, ": weights ", kern::dims_bracketed(w),
                         " output channels are not divisible by group ", group_);

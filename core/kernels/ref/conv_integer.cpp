@@ -34,7 +34,9 @@ class IntConv {
     if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank())
       return make_error(label, ": x ", dims_str(x), " and w ", dims_str(w),
                         " must be 3-D to 5-D of one rank");
-    if (group_ < 1 || x[1] != w[1] * group_ || w[0] % group_ != 0)
+    int64_t channels = 0;  // w[1] * group without overflow (a zero-size weight may claim any dims)
+    if (group_ < 1 || __builtin_mul_overflow(w[1], group_, &channels) || x[1] != channels ||
+        w[0] % group_ != 0)
       return make_error(label, ": x ", dims_str(x), " and w ", dims_str(w), " do not fit group ", group_);
     const auto nd = static_cast<std::size_t>(x.rank() - 2);
     auto geo = forward_geometry(a_, x.span().subspan(2, nd), w.span().subspan(2, nd), label);

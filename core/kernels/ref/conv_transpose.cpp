@@ -89,7 +89,10 @@ class ConvTransposeKernel final : public Kernel {
       return make_error(ctx.label, ": input ", kern::dims_bracketed(x), " has ", x[1],
                         " channels but weights ", kern::dims_bracketed(w), " expect ", w[0], " (group ",
                         group_, ")");
-    const int64_t M = w[1] * group_;
+    int64_t M = 0;  // output channels, w[1] * group without overflow
+    if (__builtin_mul_overflow(w[1], group_, &M))
+      return make_error(ctx.label, ": weights ", kern::dims_bracketed(w), " with group ", group_,
+                        " have more output channels than int64 holds");
     if (kern::present(ctx, 2)) {
       const Dims& b = ctx.inputs[2].dims;
       if (b.rank() != 1 || b[0] != M)
