@@ -68,9 +68,16 @@ struct AxisView {
   AxisView v;
   v.axis = static_cast<int>(axis < 0 ? axis + d.rank() : axis);
   v.inner = unit;
+  v.dim = d[v.axis];
+  // An empty tensor: no rows to walk. Its other dims may be anything (a hostile 0 x 2^61 x 8):
+  // their product is not formed, it could overflow.
+  for (int i = 0; i < d.rank(); ++i)
+    if (d[i] == 0) {
+      v.outer = 0, v.inner = 0;
+      return v;
+    }
   for (int i = 0; i < v.axis; ++i) v.outer *= d[i];
   for (int i = v.axis + 1; i < d.rank(); ++i) v.inner *= d[i];
-  v.dim = d[v.axis];
   return v;
 }
 
