@@ -25,6 +25,18 @@ inline void tap_range(int64_t o, int64_t s, int64_t pad, int64_t d, int64_t k, i
   if (lo > hi) lo = hi;
 }
 
+// One finished channel vector of an output pixel: + residual (rp, when given), activation, stored
+// (masked by m unless full).
+inline void finish_vector(V o, float* yp, const float* rp, bool full, typename Simd::Mask m,
+                          const Activation& act) {
+  if (rp != nullptr) o = Simd::add(o, full ? Simd::load(rp) : Simd::load(rp, m));
+  o = activate(o, act);
+  if (full)
+    Simd::store(yp, o);
+  else
+    Simd::store(yp, o, m);
+}
+
 // One output pixel, channels [c, c + NV*W) (the last vector masked by `left`).
 template <int NV>
 inline void dw_pixel(const DepthwiseArgs& a, const float* x, float* y, const float* res, int64_t oh,
@@ -95,19 +107,9 @@ inline void dw_pixels(const DepthwiseArgs& a, const float* x, float* y, const fl
     }
   }
 #pragma GCC unroll 8
-  for (int p = 0; p < NP; ++p) {
-    float* yp = y + (ow0 + p) * a.C + c;
-    V o = acc[p];
-    if (res != nullptr) {
-      const float* rp = res + (ow0 + p) * a.C + c;
-      o = Simd::add(o, full ? Simd::load(rp) : Simd::load(rp, m));
-    }
-    o = activate(o, a.act);
-    if (full)
-      Simd::store(yp, o);
-    else
-      Simd::store(yp, o, m);
-  }
+  for (int p = 0; p < NP; ++p)
+    finish_vector(acc[p], y + (ow0 + p) * a.C + c, res != nullptr ? res + (ow0 + p) * a.C + c : nullptr, full,
+                  m, a.act);
 }
 
 // NP interior output pixels x NV full channel vectors at [c, c + NV*W): NP*NV independent
@@ -362,19 +364,9 @@ inline void gw_pixels(const DepthwiseArgs& a, const int32_t* idx, const float* x
     }
   }
 #pragma GCC unroll 4
-  for (int p = 0; p < NP; ++p) {
-    float* yp = y + (ow0 + p) * a.ldy + c;
-    V o = acc[p];
-    if (res != nullptr) {
-      const float* rp = res + (ow0 + p) * a.C + c;
-      o = Simd::add(o, full ? Simd::load(rp) : Simd::load(rp, m));
-    }
-    o = activate(o, a.act);
-    if (full)
-      Simd::store(yp, o);
-    else
-      Simd::store(yp, o, m);
-  }
+  for (int p = 0; p < NP; ++p)
+    finish_vector(acc[p], y + (ow0 + p) * a.ldy + c, res != nullptr ? res + (ow0 + p) * a.C + c : nullptr,
+                  full, m, a.act);
 }
 
 // a.ldy must be set (>= C): ConvConcat writes a grouped convolution into its channels of a wider
