@@ -5,11 +5,15 @@
 namespace weave {
 
 int64_t shape_numel(std::span<const int64_t> shape) {
-  int64_t n = 1;
+  bool empty = false;
   for (int64_t d : shape) {
     if (d < 0) return -1;
-    n *= d;
+    empty = empty || d == 0;
   }
+  if (empty) return 0;
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return -1;
   return n;
 }
 

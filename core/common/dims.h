@@ -69,7 +69,8 @@ inline constexpr int64_t kMaxPlannedBytes = int64_t{1} << 40;
 // numel * elem_size when every dim is >= 0 and the product fits in int64; -1 otherwise.
 [[nodiscard]] int64_t checked_bytes(std::span<const int64_t> dims, std::size_t elem_size);
 
-// Product of dims; -1 if any dim is dynamic.
+// Product of dims; -1 if any dim is dynamic or the product does not fit in int64 (shapes from
+// a model file are untrusted; a zero dim makes the product 0 whatever the others are).
 [[nodiscard]] int64_t shape_numel(std::span<const int64_t> shape);
 [[nodiscard]] bool shape_is_static(std::span<const int64_t> shape);
 // "1x3x224x224"; dynamic dims print as "?", or as their symbolic names when given, in which

@@ -46,10 +46,9 @@ std::vector<Tensor> evaluate(const Graph& g, int32_t id, const KernelRegistry& r
   for (const TensorView& v : out_views) {
     if (v.dtype == DType::undefined) continue;
     if (dtype_size(v.dtype) == 0 || v.dims.rank() > kMaxRank) return {};
-    const int64_t numel = shape_numel(v.dims.span());
-    if (numel < 0) return {};
-    total += numel * static_cast<int64_t>(dtype_size(v.dtype));
-    if (total > max_bytes) return {};
+    const int64_t bytes = checked_bytes(v.dims.span(), dtype_size(v.dtype));
+    if (bytes < 0 || bytes > max_bytes - total) return {};
+    total += bytes;
   }
   if (sc.workspace > static_cast<std::size_t>(max_bytes)) return {};
 

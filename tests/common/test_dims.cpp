@@ -34,3 +34,14 @@ BOOST_AUTO_TEST_CASE(checked_bytes_refuses_an_overflowing_count_of_zero_size_ele
   BOOST_TEST(checked_bytes(std::vector<int64_t>{1, 2, 4, 2147483647, 2147483647}, 0) == -1);
   BOOST_TEST(checked_bytes(std::vector<int64_t>{2, 3}, 0) == 0);
 }
+
+// shape_numel follows the same rules: a zero anywhere gives 0, an overflow gives -1 (fuzz_onnx:
+// constant folding counted an unused ConstantOfShape of [3.7e18, 6.5e17, 0] dim by dim).
+BOOST_AUTO_TEST_CASE(shape_numel_of_hostile_dims_is_zero_or_minus_one_never_wrapped) {
+  using weave::shape_numel;
+  BOOST_TEST(shape_numel(std::vector<int64_t>{2, 3, 4}) == 24);
+  BOOST_TEST(shape_numel(std::vector<int64_t>{}) == 1);
+  BOOST_TEST(shape_numel(std::vector<int64_t>{3746994889972252674, 648518346341351424, 0}) == 0);
+  BOOST_TEST(shape_numel(std::vector<int64_t>{3746994889972252674, 648518346341351424}) == -1);
+  BOOST_TEST(shape_numel(std::vector<int64_t>{4, -1}) == -1);
+}
