@@ -79,7 +79,8 @@ Status Graph::validate() const {
     if (v.kind != ValueKind::param || v.param != static_cast<int32_t>(p))
       return make_error("graph: param ", p, " and value ", id, " disagree");
     int64_t n = shape_numel(v.shape);
-    if (n < 0) return make_error("graph: param ", p, " has a dynamic shape or more elements than int64 holds");
+    if (n < 0)
+      return make_error("graph: param ", p, " has a dynamic shape or more elements than int64 holds");
     if (static_cast<uint64_t>(n) * dtype_size(v.dtype) != params[p].data.size())
       return make_error("graph: param ", p, " holds ", params[p].data.size(), " bytes, its ",
                         dtype_name(v.dtype), "[", shape_str(v.shape), "] needs ", n * dtype_size(v.dtype));
