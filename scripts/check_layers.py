@@ -4,7 +4,7 @@ folder or to a folder below it, and no include cycle exists between files. The l
 top (docs/architecture.md draws them):
 
   common, graph, threads, kernels, compiler, params, runtime, artifact, import, loader, stream,
-  vision
+  vision, track
 
 core/kernels/fast and core/kernels/ref are part of kernels. Run from anywhere:
 
@@ -15,7 +15,7 @@ import re
 import sys
 
 LAYERS = ["common", "graph", "threads", "kernels", "compiler", "params", "runtime", "artifact", "import",
-          "loader", "stream", "vision"]
+          "loader", "stream", "vision", "track"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(core/[^"]+)"', re.M)
 
 
