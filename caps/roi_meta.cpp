@@ -12,6 +12,7 @@ namespace {
 constexpr const char* kDetection = "detection";
 constexpr const char* kAngle = "angle";
 constexpr const char* kText = "text";
+constexpr const char* kTrack = "track";
 
 std::vector<GstVideoRegionOfInterestMeta*> roi_metas(GstBuffer* buffer) {
   std::vector<GstVideoRegionOfInterestMeta*> out;
@@ -68,6 +69,16 @@ vision::Region region_of(GstVideoRegionOfInterestMeta* m) {
       int deg = 0;
       if (gst_structure_get_int(s, "degrees", &deg)) r.angle = deg;
       r.angle_score = static_cast<float>(get_double(s, "confidence", 0.0));
+    } else if (gst_structure_has_name(s, kTrack)) {
+      guint64 id = 0;
+      if (gst_structure_get_uint64(s, "id", &id) && id != 0) {
+        vision::TrackTag t;
+        t.id = id;
+        gst_structure_get_int(s, "age", &t.age);
+        gboolean predicted = FALSE;
+        if (gst_structure_get_boolean(s, "predicted", &predicted)) t.predicted = predicted;
+        r.track = t;
+      }
     } else if (gst_structure_has_name(s, kText)) {
       const char* text = gst_structure_get_string(s, "text");
       r.text = vision::TextResult{text != nullptr ? text : "",
@@ -127,7 +138,17 @@ int add_region(GstBuffer* buffer, const vision::Region& r) {
   row.angle_score = r.angle_score;
   row.text = r.text;
   if (row.angle || row.text) attach_row(buffer, id, row, {});
+  if (r.track) attach_track(buffer, id, *r.track);
   return id;
+}
+
+bool attach_track(GstBuffer* buffer, int id, const vision::TrackTag& track) {
+  GstVideoRegionOfInterestMeta* m = gst_buffer_get_video_region_of_interest_meta_id(buffer, id);
+  if (m == nullptr) return false;
+  set_param(
+      m, gst_structure_new(kTrack, "id", G_TYPE_UINT64, static_cast<guint64>(track.id), "age", G_TYPE_INT,
+                           track.age, "predicted", G_TYPE_BOOLEAN, track.predicted ? TRUE : FALSE, nullptr));
+  return true;
 }
 
 bool attach_row(GstBuffer* buffer, int id, const vision::RowResult& row, std::string_view class_name) {

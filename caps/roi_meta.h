@@ -9,6 +9,9 @@
 //                     corners (GstValueArray of 8 doubles: x0,y0 .. x3,y3 of a rotated box)
 //     angle           degrees (int), confidence (double)        -- e.g. weavemeta mode=angle
 //     text            text (string, UTF-8), confidence (double)  -- weavemeta mode=ctc
+//     track           id (guint64, from 1), age (int, frames since the track was born),
+//                     predicted (boolean: no detection, the box is the track's prediction)
+//                                                                 -- weavetrack
 //     <name>          label (string), label-id (int), confidence (double): a classification
 //                     (weavemeta mode=classification, name "classification" unless set)
 #pragma once
@@ -33,5 +36,9 @@ int add_region(GstBuffer* buffer, const vision::Region& region);
 // Attaches a row's results to the ROI with `id` (replacing params of the same names): classes
 // under `class_name`, angle, text. False when the buffer has no such ROI. Writable buffer.
 bool attach_row(GstBuffer* buffer, int id, const vision::RowResult& row, std::string_view class_name);
+
+// Sets the track param of the ROI with `id`. False when the buffer has no such ROI. Writable
+// buffer.
+bool attach_track(GstBuffer* buffer, int id, const vision::TrackTag& track);
 
 }  // namespace weave::caps

@@ -41,6 +41,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -48,6 +49,7 @@
 #include "caps/tensor_caps.h"
 #include "caps/tensor_origin.h"
 #include "core/stream/work_time.h"
+#include "core/track/track_results.h"
 #include "core/vision/decoder.h"
 #include "core/vision/json.h"
 #include "core/vision/labels.h"
@@ -77,6 +79,7 @@ enum {
   PROP_CLASS_AGNOSTIC,
   PROP_ANGLE_THRESHOLD,
   PROP_JSON,
+  PROP_TRACK_RESULTS,
   PROP_FRAMES,
   PROP_REGIONS,
   PROP_RESULTS,
@@ -96,11 +99,13 @@ struct MetaState {
   std::string roi_type;
   wv::DecoderOptions options;
   std::string json;
+  int track_results = GST_WEAVE_META_TRACK_RESULTS_VOTE;
 
   // Per run
   std::unique_ptr<wv::Decoder> decoder;
   wv::JsonLineWriter json_out;
   wv::RegionLines json_lines;           // the arrays each JSON line carries (core/vision/json.h)
+  weave::track::TrackResults history;   // each track's reads so far (per-region modes)
   weave::stream::WorkTime decode_work;  // the decoder's share of the work, for decode-ms
   GstVideoInfo video_info{};
   bool video_ok = false;
@@ -148,6 +153,20 @@ GType gst_weave_meta_mode_get_type(void) {
       {0, nullptr, nullptr},
   };
   if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstWeaveMetaMode", values));
+  return type;
+}
+
+GType gst_weave_meta_track_results_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_WEAVE_META_TRACK_RESULTS_FRAME, "Each frame reports its own read of the region", "frame"},
+      {GST_WEAVE_META_TRACK_RESULTS_BEST, "The track's read with the highest score so far", "best"},
+      {GST_WEAVE_META_TRACK_RESULTS_VOTE,
+       "The track's read whose scores sum highest so far (each frame votes with its score)", "vote"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstWeaveMetaTrackResults", values));
   return type;
 }
 
@@ -212,6 +231,7 @@ static gboolean gst_weave_meta_start(GstAggregator* agg) {
   }
   s.decoder = std::move(*decoder);
   s.json_lines = wv::RegionLines(wv::keys_for(s.decoder->result_regions(), s.roi_type));
+  s.history = weave::track::TrackResults(static_cast<weave::track::ResultHistory>(s.track_results));
   s.video_ok = false;
   s.tensor_ok = false;
   clear_pending(s);
@@ -234,6 +254,7 @@ static gboolean gst_weave_meta_stop(GstAggregator* agg) {
 
 static GstFlowReturn gst_weave_meta_flush(GstAggregator* agg) {
   clear_pending(st(agg));
+  st(agg).history.clear();  // tracks do not outlive a flush (weavetrack forgets them too)
   return GST_FLOW_OK;
 }
 
@@ -368,6 +389,22 @@ static GstFlowReturn finish_frame(GstAggregator* agg, MetaState& s) {
   const auto t0 = weave::stream::WorkTime::Clock::now();
   frame = gst_buffer_make_writable(frame);
   for (const wv::Region& r : s.found) weave::caps::add_region(frame, r);
+  if (s.history.mode() != weave::track::ResultHistory::frame && s.decoder->per_row()) {
+    // Regions of a track: this frame's read folds into the track's history, and the region
+    // reports what the track says; a tracked region without a read this frame reports it too.
+    std::unordered_map<int, std::uint64_t> track_of;
+    for (const wv::Region& r : weave::caps::read_regions(frame, s.roi_type))
+      if (r.track && !r.track->predicted) track_of[r.id] = r.track->id;
+    for (auto& [id, row] : s.rows) {
+      auto t = track_of.find(id);
+      if (t == track_of.end()) continue;
+      row = s.history.observe(t->second, row);
+      track_of.erase(t);
+    }
+    for (const auto& [id, track] : track_of)
+      if (auto now = s.history.current(track)) s.rows.emplace_back(id, std::move(*now));
+    s.history.end_frame();
+  }
   for (const auto& [id, row] : s.rows)
     if (!weave::caps::attach_row(frame, id, row, s.param_name))
       GST_WARNING_OBJECT(agg, "the frame has no region %d any more: its result is dropped", id);
@@ -505,6 +542,9 @@ static void gst_weave_meta_set_property(GObject* object, guint prop_id, const GV
     case PROP_JSON:
       set_string(s.json);
       break;
+    case PROP_TRACK_RESULTS:
+      s.track_results = g_value_get_enum(value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
       break;
@@ -579,6 +619,9 @@ static void gst_weave_meta_get_property(GObject* object, guint prop_id, GValue* 
       break;
     case PROP_JSON:
       opt_string(s.json);
+      break;
+    case PROP_TRACK_RESULTS:
+      g_value_set_enum(value, s.track_results);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -702,6 +745,13 @@ static void gst_weave_meta_class_init(GstWeaveMetaClass* klass) {
                           "Write one JSON line per frame with all its regions to \"stdout\" or to this file "
                           "(truncated at start); NULL = off",
                           nullptr, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_TRACK_RESULTS,
+      g_param_spec_enum("track-results", "Track results",
+                        "What a per-region mode reports for a region that belongs to a track (weavetrack "
+                        "upstream): its own read, or the track's best or voted read so far (also on frames "
+                        "where the region was not read)",
+                        GST_TYPE_WEAVE_META_TRACK_RESULTS, GST_WEAVE_META_TRACK_RESULTS_VOTE, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_FRAMES,
       g_param_spec_uint64("frames", "Frames", "Frames sent since start", 0, G_MAXUINT64, 0, ro));

@@ -25,4 +25,13 @@ typedef enum {
 #define GST_TYPE_WEAVE_META_MODE (gst_weave_meta_mode_get_type())
 GType gst_weave_meta_mode_get_type(void);
 
+// What a per-region mode reports for a region of a track (weavetrack): core/track/track_results.h.
+typedef enum {
+  GST_WEAVE_META_TRACK_RESULTS_FRAME = 0,
+  GST_WEAVE_META_TRACK_RESULTS_BEST = 1,
+  GST_WEAVE_META_TRACK_RESULTS_VOTE = 2,
+} GstWeaveMetaTrackResults;
+#define GST_TYPE_WEAVE_META_TRACK_RESULTS (gst_weave_meta_track_results_get_type())
+GType gst_weave_meta_track_results_get_type(void);
+
 G_END_DECLS

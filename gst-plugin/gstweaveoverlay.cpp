@@ -26,6 +26,7 @@
 #include "core/vision/draw.h"
 #include "gst-plugin/elements.h"
 #include "gst-plugin/instance_state.h"
+#include "gst-plugin/work_properties.h"
 
 GST_DEBUG_CATEGORY_STATIC(weave_overlay_debug);
 #define GST_CAT_DEFAULT weave_overlay_debug
@@ -130,14 +131,7 @@ static void gst_weave_overlay_set_property(GObject* object, guint prop_id, const
 
 static void gst_weave_overlay_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
   OverlayState& s = *GST_WEAVE_OVERLAY(object)->state;
-  if (prop_id == PROP_FRAMES) {
-    g_value_set_uint64(value, s.work.frames());
-    return;
-  }
-  if (prop_id == PROP_MEAN_MS) {
-    g_value_set_double(value, s.work.mean_ms());
-    return;
-  }
+  if (weave::gst::get_work_property(s.work, prop_id, PROP_FRAMES, PROP_MEAN_MS, value)) return;
   std::lock_guard lock(s.lock);
   switch (prop_id) {
     case PROP_ROI_TYPE:
@@ -186,7 +180,6 @@ static void gst_weave_overlay_class_init(GstWeaveOverlayClass* klass) {
 
   const auto rw =
       static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
-  const auto ro = static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   const wv::DrawStyle defaults;
   g_object_class_install_property(
       gobject_class, PROP_ROI_TYPE,
@@ -207,13 +200,8 @@ static void gst_weave_overlay_class_init(GstWeaveOverlayClass* klass) {
       gobject_class, PROP_BOX_COLOR,
       g_param_spec_uint("box-color", "Box color", "Colour of the boxes as 0xAARRGGBB (alpha ignored)", 0,
                         G_MAXUINT32, kDefaultBoxColor, rw));
-  g_object_class_install_property(
-      gobject_class, PROP_FRAMES,
-      g_param_spec_uint64("frames", "Frames", "Frames drawn on since start", 0, G_MAXUINT64, 0, ro));
-  g_object_class_install_property(
-      gobject_class, PROP_MEAN_MS,
-      g_param_spec_double("mean-ms", "Mean time", "Mean time per frame spent drawing, in milliseconds", 0,
-                          G_MAXDOUBLE, 0, ro));
+  weave::gst::install_work_properties(gobject_class, PROP_FRAMES, PROP_MEAN_MS, "Frames drawn on since start",
+                                      "Mean time per frame spent drawing, in milliseconds");
 
   gst_element_class_add_static_pad_template(element_class, &sink_template);
   gst_element_class_add_static_pad_template(element_class, &src_template);

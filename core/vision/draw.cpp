@@ -33,11 +33,18 @@ std::string ascii(const std::string& s) {
 }  // namespace
 
 std::string region_label(const Region& r, bool with_score) {
-  if (r.text) return r.text->text + (with_score ? score_text(r.text->score) : "");
-  if (!r.classes.empty())
-    return r.classes.front().label + (with_score ? score_text(r.classes.front().score) : "");
-  if (!r.label.empty()) return r.label + (with_score ? score_text(r.score) : "");
-  return with_score ? score_text(r.score).substr(1) : std::string();
+  auto what = [&]() -> std::string {
+    if (r.text) return r.text->text + (with_score ? score_text(r.text->score) : "");
+    if (!r.classes.empty())
+      return r.classes.front().label + (with_score ? score_text(r.classes.front().score) : "");
+    if (!r.label.empty()) return r.label + (with_score ? score_text(r.score) : "");
+    return with_score ? score_text(r.score).substr(1) : std::string();
+  };
+  if (!r.track) return what();
+  std::string label = "#";
+  label += std::to_string(r.track->id);
+  if (const std::string rest = what(); !rest.empty()) label += " " + rest;
+  return label;
 }
 
 Status draw_regions(const MutableImageView& img, std::span<const Region> regions, const DrawStyle& style) {

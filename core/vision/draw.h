@@ -34,7 +34,8 @@ struct DrawStyle {
   bool scores = true;
 };
 
-// What the label of a region says: "text (0.97)", "label (0.80)", "class 3 (0.5)".
+// What the label of a region says: "text (0.97)", "label (0.80)", "class 3 (0.5)"; "#7 text
+// (0.97)" for a region of track 7.
 [[nodiscard]] std::string region_label(const Region& region, bool with_score);
 
 // Draws every region (boxes clipped by the frame). Fails only for a bad view.

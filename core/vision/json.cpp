@@ -100,6 +100,11 @@ std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<con
     }
     return out + "]";
   };
+  // The track, when a tracker gave the region one.
+  auto track = [](const Region& r) {
+    if (!r.track) return std::string();
+    return ",\"track\":" + std::to_string(r.track->id) + (r.track->predicted ? ",\"predicted\":true" : "");
+  };
   std::string texts, objects;
   for (const Region& r : regions) {
     if (r.type == "text") {
@@ -110,14 +115,14 @@ std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<con
         item += "\"score\":" + number(r.score) + ",";
       item += "\"box\":" + corners(r);
       if (r.angle && *r.angle != 0) item += ",\"angle\":" + std::to_string(*r.angle);
-      texts += (texts.empty() ? "" : ",") + item + classes(r) + "}";
+      texts += (texts.empty() ? "" : ",") + item + classes(r) + track(r) + "}";
       continue;
     }
     std::string item = "{\"label\":" + json_string(r.label.empty() ? r.type : r.label) +
                        ",\"class_id\":" + std::to_string(r.class_id) + ",\"score\":" + number(r.score) +
                        ",\"box\":" + corners(r) + classes(r);
     if (r.text) item += ",\"text\":" + json_string(r.text->text) + ",\"text_score\":" + number(r.text->score);
-    objects += (objects.empty() ? "" : ",") + item + "}";
+    objects += (objects.empty() ? "" : ",") + item + track(r) + "}";
   }
   std::string out = "{\"pts\":";
   out += pts_ns ? std::to_string(*pts_ns) : "null";

@@ -6,6 +6,8 @@
 //    "objects", each box as its four corners in frame pixels (clockwise from top-left):
 //    {"pts":0,"texts":[{"text":"Invoice","score":0.98,"box":[[10,20],[90,20],[90,44],[10,44]]}],
 //     "objects":[{"label":"dog","class_id":16,"score":0.8,"box":[...],"classes":[...]}]}
+//    A region a tracker followed (weavetrack) adds "track":<id>, and "predicted":true when the
+//    frame had no detection of it and the box is where the track was expected.
 //    Which of the two arrays a line carries depends on what the pipeline makes, not on the
 //    frame: RegionLines writes an array on every frame (empty when the frame has none) once the
 //    stream can have such regions: from the first line when the writing element makes them (a

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -46,6 +47,13 @@ struct TextResult {
   float score = 0.0f;
 };
 
+// The track a region belongs to (weavetrack): ids are unique in a stream for as long as it runs.
+struct TrackTag {
+  std::uint64_t id = 0;
+  int age = 0;             // frames since the track was born
+  bool predicted = false;  // no detection on this frame: the box is the track's prediction
+};
+
 struct Region {
   int id = -1;                       // unique on its frame (the meta's id)
   std::string type;                  // "text", or the detected class's label
@@ -58,6 +66,7 @@ struct Region {
   std::optional<int> angle;          // degrees the content is turned (0, 90, 180, 270)
   float angle_score = 0.0f;
   std::optional<TextResult> text;
+  std::optional<TrackTag> track;
 };
 
 // The corners of a box, clockwise from the top-left.
