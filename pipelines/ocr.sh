@@ -3,7 +3,7 @@
 # direction classification and recognition, each model in its own weaveinfer, results put back
 # onto the frames by weavemeta, drawn by weaveoverlay (the cascade is pipelines/ocr_cascade.txt).
 #
-#   pipelines/ocr.sh [INPUT] [--json FILE] [--out FILE] [--frame FILE] [--frames N]
+#   pipelines/ocr.sh [INPUT] [--json FILE] [--out FILE] [--frame FILE] [--frames N] [--track]
 #
 #   INPUT         a video file (anything decodebin reads) or an image (.png, .jpg, .jpeg).
 #                 Default: a video of known text that render_text draws with GStreamer's
@@ -14,10 +14,15 @@
 #   --out FILE    the annotated video (.webm) or image (.png); default
 #                 build/pipelines/ocr_annotated.webm (or .png); "none" for no output.
 #   --frame FILE  also save the annotated frame from the middle of the input as a PNG.
+#   --track       follow each text from frame to frame (weavetrack): every text in the JSON
+#                 carries "track":<id>, the overlay shows #<id>, and a summary lists each track
+#                 with the texts read on it.
+#   --track-results MODE  with --track, what each tracked text reports: vote (default: the read
+#                 of the track with the highest summed score so far), best, or frame (its own).
 # Prints the texts read and the frame rate of the whole run.
 source "$(dirname "$0")/lib.sh"
 
-input="" json="" annotated="" frame="" frames=40
+input="" json="" annotated="" frame="" frames=40 track="" track_results=vote
 while [ $# -gt 0 ]; do
   case $1 in
     --json) json=$2; shift 2 ;;
@@ -25,7 +30,9 @@ while [ $# -gt 0 ]; do
     --frame) frame=$2; shift 2 ;;
     --frames) frames=$2; shift 2 ;;
     --frames=*) frames=${1#*=}; shift ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    --track) track="weavetrack name=track"; shift ;;
+    --track-results) track_results=$2; shift 2 ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) input=$1; shift ;;
   esac
@@ -53,7 +60,8 @@ results=$out/ocr.jsonl
 
 # The cascade with this run's names and paths; then what is done with the annotated frames.
 cascade=$(grep -v '^#' "$root/pipelines/ocr_cascade.txt" |
-  sed -e "s|@P@||g" -e "s|@MODELS@|$ocr|g" -e "s|@CACHE@|$cache|g" -e "s|@JSON@|json=$results|g")
+  sed -e "s|@P@||g" -e "s|@MODELS@|$ocr|g" -e "s|@CACHE@|$cache|g" -e "s|@JSON@|json=$results track-results=$track_results|g" \
+    -e "s|@TRACK@|${track:+! $track}|g")
 if [ "$annotated" = none ]; then
   sink="fakesink"
 elif $image; then
@@ -89,4 +97,19 @@ if [ -n "$truth" ] && [ -x "$build/pipelines/ocr_score" ]; then
 else
   echo "== texts read"
   sed -E 's/.*"texts":\[(.*)\]\}$/\1/' "$results" | grep -o '"text":"[^"]*"' | sort | uniq -c | sort -rn
+fi
+if [ -n "$track" ]; then
+  echo "== tracks: the texts read on each (count of frames)"
+  /usr/bin/python3 - "$results" <<'PY'
+import collections, json, sys
+tracks = collections.defaultdict(collections.Counter)
+for line in open(sys.argv[1]):
+    for t in json.loads(line).get("texts", []):
+        if "track" in t:
+            tracks[t["track"]][t.get("text", "")] += 1
+for tid in sorted(tracks):
+    reads = ", ".join(f'"{k}" x{n}' for k, n in tracks[tid].most_common())
+    print(f"track {tid}: {reads}")
+print(f"{len(tracks)} tracks")
+PY
 fi

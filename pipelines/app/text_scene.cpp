@@ -229,7 +229,7 @@ Score score(const std::vector<std::vector<Truth>>& truth, const std::vector<std:
 }
 
 std::string ocr_cascade(const std::string& path, const std::string& prefix, const std::string& models,
-                        const std::string& cache, const std::string& json) {
+                        const std::string& cache, const std::string& json, const std::string& track) {
   std::ifstream in(path);
   std::string line, desc;
   while (std::getline(in, line))
@@ -242,6 +242,7 @@ std::string ocr_cascade(const std::string& path, const std::string& prefix, cons
   replace("@MODELS@", models);
   replace("@CACHE@", cache);
   replace("@JSON@", json.empty() ? std::string() : "json=" + json);
+  replace("@TRACK@", track.empty() ? std::string() : std::string("! ").append(track));
   return desc;
 }
 

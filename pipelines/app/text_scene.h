@@ -59,11 +59,12 @@ using FrameSink = std::function<void(int frame, std::uint64_t pts, const std::ui
 [[nodiscard]] std::string truth_json_line(std::uint64_t pts, const std::vector<Truth>& truth);
 
 // The cascade of pipelines/ocr_cascade.txt (`path`) as one gst-launch description, its
-// placeholders filled in (element names prefixed with `prefix`; `json` empty for none). "" when
-// the file cannot be read.
+// placeholders filled in (element names prefixed with `prefix`; `json` empty for none; `track`
+// an element after text detection, e.g. "weavetrack name=a_track", empty for none). "" when the
+// file cannot be read.
 [[nodiscard]] std::string ocr_cascade(const std::string& path, const std::string& prefix,
                                       const std::string& models, const std::string& cache,
-                                      const std::string& json);
+                                      const std::string& json, const std::string& track = {});
 
 // What the cascade read on a frame: a text and the bounding box of its corners.
 using Read = Truth;

@@ -3,6 +3,7 @@
 // at least 90% of them exactly, pass on frames without text with an empty list, and keep every
 // frame with its own results -- with one stream, and with two streams at once in one process, where
 // each model is loaded once (the weaveinfer elements of both streams show the same factory-id).
+// The one-stream run has weavetrack after detection: each moving string keeps one track.
 //
 // Needs the PP-OCR models (scripts/install-deps.sh); skipped (exit 77) without them.
 #define BOOST_TEST_MODULE ocr_cascade
@@ -10,12 +11,15 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -51,9 +55,10 @@ struct GstInit {
 BOOST_GLOBAL_FIXTURE(GstInit);
 
 // The cascade of pipelines/ocr_cascade.txt with its placeholders filled in.
-std::string cascade(const std::string& prefix, const std::string& json) {
+std::string cascade(const std::string& prefix, const std::string& json, bool track) {
   return weave::demo::ocr_cascade(env("WEAVE_SOURCE_ROOT") + "/pipelines/ocr_cascade.txt", prefix,
-                                  models_dir(), env("WEAVE_BUILD_ROOT") + "/tests/ocr/cache", json);
+                                  models_dir(), env("WEAVE_BUILD_ROOT") + "/tests/ocr/cache", json,
+                                  track ? "weavetrack name=" + prefix + "track" : std::string());
 }
 
 // The other scene: the same strings moving the other way on other rows.
@@ -77,10 +82,12 @@ struct Stream {
   std::vector<std::vector<std::uint8_t>> frames;  // RGB, rows of GStreamer's stride
   std::vector<std::vector<Truth>> truth;
   std::string json;
+  bool track = false;  // weavetrack after text detection
   // What came out of the cascade, in order.
   std::mutex lock;
   std::vector<GstClockTime> pts;
   std::vector<std::vector<Truth>> read;
+  std::vector<std::vector<std::uint64_t>> tracks;  // the track of each text read (0: none)
 };
 
 void render(Stream& s) {
@@ -99,7 +106,9 @@ GstFlowReturn on_sample(GstAppSink* sink, gpointer data) {
   if (sample == nullptr) return GST_FLOW_EOS;
   GstBuffer* buf = gst_sample_get_buffer(sample);
   std::vector<Truth> texts;
+  std::vector<std::uint64_t> tracks;
   for (const auto& r : weave::caps::read_regions(buf, "text")) {
+    tracks.push_back(r.track ? r.track->id : 0);
     Truth t;
     t.text = r.text ? r.text->text : "";
     t.x = r.box.x;
@@ -112,6 +121,7 @@ GstFlowReturn on_sample(GstAppSink* sink, gpointer data) {
     std::lock_guard lock(s->lock);
     s->pts.push_back(GST_BUFFER_PTS(buf));
     s->read.push_back(std::move(texts));
+    s->tracks.push_back(std::move(tracks));
   }
   gst_sample_unref(sample);
   return GST_FLOW_OK;
@@ -128,6 +138,44 @@ std::string factory_id(GstElement* pipeline, const std::string& name) {
   return out;
 }
 
+// With weavetrack: each string drawn keeps exactly one track from its second frame on (its first
+// is a tentative track's), no two strings share one, and what the track read most is the string.
+void check_tracks(const Stream& s) {
+  std::map<std::string, std::set<std::uint64_t>> ids_of;
+  std::map<std::uint64_t, std::map<std::string, int>> reads_of;
+  std::map<std::string, int> first_frame;
+  for (std::size_t f = 0; f < s.truth.size(); ++f)
+    for (const Truth& t : s.truth[f]) {
+      if (t.width <= 0) continue;
+      if (!first_frame.count(t.text)) first_frame[t.text] = static_cast<int>(f);
+      for (std::size_t k = 0; k < s.read[f].size(); ++k) {
+        if (weave::demo::iou(t, s.read[f][k]) < 0.5) continue;
+        const std::uint64_t id = s.tracks[f][k];
+        if (id == 0) {
+          BOOST_TEST(static_cast<int>(f) == first_frame[t.text],
+                     "'" << t.text << "' without a track on frame " << f);
+          continue;
+        }
+        ids_of[t.text].insert(id);
+        ++reads_of[id][s.read[f][k].text];
+      }
+    }
+  std::set<std::uint64_t> all;
+  for (const auto& [text, ids] : ids_of) {
+    BOOST_TEST(ids.size() == 1u, "'" << text << "' on " << ids.size() << " tracks");
+    for (std::uint64_t id : ids) {
+      BOOST_TEST(all.insert(id).second, "track " << id << " shared");
+      const auto& reads = reads_of[id];
+      const auto best = std::max_element(reads.begin(), reads.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; });
+      BOOST_TEST(best->first == text,
+                 "track " << id << " read '" << best->first << "' most, drawn '" << text << "'");
+    }
+  }
+  BOOST_TEST(ids_of.size() >= 8u);
+  BOOST_TEST_MESSAGE("stream " << s.name << ": " << ids_of.size() << " strings, " << all.size() << " tracks");
+}
+
 // Runs one cascade per stream in one pipeline, frames pushed alternately, and checks each.
 void run_and_check(std::vector<Stream*> streams) {
   std::string desc;
@@ -136,7 +184,7 @@ void run_and_check(std::vector<Stream*> streams) {
     std::snprintf(caps, sizeof caps, "video/x-raw,format=RGB,width=%d,height=%d,framerate=%d/1",
                   s->scene.width, s->scene.height, s->scene.fps);
     desc += "appsrc name=" + s->name + "src format=time block=true caps=\"" + caps + "\" ! " +
-            cascade(s->name + "_", s->json) + " ! appsink name=" + s->name + "sink sync=false ";
+            cascade(s->name + "_", s->json, s->track) + " ! appsink name=" + s->name + "sink sync=false ";
   }
   GError* err = nullptr;
   GstElement* pipeline = gst_parse_launch(desc.c_str(), &err);
@@ -210,6 +258,7 @@ void run_and_check(std::vector<Stream*> streams) {
       BOOST_TEST(score.shown >= 8 * (frames - 2));
       BOOST_TEST(score.found == score.shown, misses.str());
       BOOST_TEST(score.read * 10 >= score.shown * 9, misses.str());
+      if (s->track) check_tracks(*s);
     }
   }
 }
@@ -225,8 +274,12 @@ std::string out_dir() {
 BOOST_AUTO_TEST_CASE(one_stream_reads_the_rendered_strings) {
   Stream a;
   a.name = "a";
-  a.scene = weave::demo::demo_scene(1280, 720, 10);
+  // 30 frames: each string crosses the frame in 3 seconds at 10 fps, a few of its own widths a
+  // second, so consecutive boxes overlap as in a camera's video (in 10 frames "bridge" jumps
+  // more than its width between frames, and no tracker by overlap could follow it).
+  a.scene = weave::demo::demo_scene(1280, 720, 30);
   a.json = out_dir() + "/one_stream.jsonl";
+  a.track = true;
   render(a);
   run_and_check({&a});
 }
