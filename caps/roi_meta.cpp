@@ -142,6 +142,52 @@ int add_region(GstBuffer* buffer, const vision::Region& r) {
   return id;
 }
 
+namespace {
+
+// The skipped-frame mark: a meta without fields. Linked into the plugin and into applications
+// and tests that read it: the first copy in a process registers it, the others find it by name.
+GType skipped_api_type() {
+  static GType type = 0;
+  static const gchar* tags[] = {nullptr};  // about the frame, not its bytes: copied with it
+  if (g_once_init_enter(&type)) {
+    GType t = g_type_from_name("WeaveSkippedFrameMetaAPI");
+    if (t == 0) t = gst_meta_api_type_register("WeaveSkippedFrameMetaAPI", tags);
+    g_once_init_leave(&type, t);
+  }
+  return type;
+}
+
+gboolean skipped_init(GstMeta*, gpointer, GstBuffer*) {
+  return TRUE;
+}
+
+gboolean skipped_transform(GstBuffer* dst, GstMeta*, GstBuffer*, GQuark, gpointer) {
+  mark_skipped(dst);  // whatever the transform, the frame was not looked at
+  return TRUE;
+}
+
+const GstMetaInfo* skipped_info() {
+  static const GstMetaInfo* info = nullptr;
+  if (g_once_init_enter(&info)) {
+    const GstMetaInfo* i = gst_meta_get_info("WeaveSkippedFrameMeta");
+    if (i == nullptr)
+      i = gst_meta_register(skipped_api_type(), "WeaveSkippedFrameMeta", sizeof(GstMeta), skipped_init,
+                            nullptr, skipped_transform);
+    g_once_init_leave(&info, i);
+  }
+  return info;
+}
+
+}  // namespace
+
+void mark_skipped(GstBuffer* buffer) {
+  if (!is_skipped(buffer)) gst_buffer_add_meta(buffer, skipped_info(), nullptr);
+}
+
+bool is_skipped(GstBuffer* buffer) {
+  return gst_buffer_get_meta(buffer, skipped_api_type()) != nullptr;
+}
+
 bool attach_track(GstBuffer* buffer, int id, const vision::TrackTag& track) {
   GstVideoRegionOfInterestMeta* m = gst_buffer_get_video_region_of_interest_meta_id(buffer, id);
   if (m == nullptr) return false;

@@ -37,6 +37,12 @@ int add_region(GstBuffer* buffer, const vision::Region& region);
 // under `class_name`, angle, text. False when the buffer has no such ROI. Writable buffer.
 bool attach_row(GstBuffer* buffer, int id, const vision::RowResult& row, std::string_view class_name);
 
+// A frame the detector skipped (weaveinfer inference-interval: weavemeta marks a frame whose
+// detection tensor was a gap): its regions are unknown, not absent. weavetrack fills them in
+// from its tracks. A meta without fields or tags ("WeaveSkippedFrameMeta").
+void mark_skipped(GstBuffer* buffer);  // writable buffer; marking twice is one mark
+[[nodiscard]] bool is_skipped(GstBuffer* buffer);
+
 // Sets the track param of the ROI with `id`. False when the buffer has no such ROI. Writable
 // buffer.
 bool attach_track(GstBuffer* buffer, int id, const vision::TrackTag& track);

@@ -72,6 +72,7 @@ enum {
   PROP_MIN_WIDTH,
   PROP_MAX_WIDTH,
   PROP_MAX_SIDE,
+  PROP_RECLASSIFY_INTERVAL,
   PROP_FRAMES,
   PROP_CROPS,
   PROP_MEAN_MS,
@@ -214,6 +215,9 @@ static void gst_weave_convert_set_property(GObject* object, guint prop_id, const
         s.max_side = g_value_get_int(value);
         renegotiate = true;
         break;
+      case PROP_RECLASSIFY_INTERVAL:
+        s.reclassify_interval = g_value_get_int(value);
+        break;
       default:
         G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
         break;
@@ -279,6 +283,9 @@ static void gst_weave_convert_get_property(GObject* object, guint prop_id, GValu
       break;
     case PROP_MAX_SIDE:
       g_value_set_int(value, s.max_side);
+      break;
+    case PROP_RECLASSIFY_INTERVAL:
+      g_value_set_int(value, s.reclassify_interval.load());
       break;
     case PROP_FRAMES:
       g_value_set_uint64(value, s.work.frames());
@@ -420,6 +427,15 @@ static void gst_weave_convert_class_init(GstWeaveConvertClass* klass) {
           "ratio so that its longer side is at most this, before rounding to multiple (0 = no limit; "
           "PP-OCR's detector uses 960)",
           0, wv::kMaxImageSide, 0, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_RECLASSIFY_INTERVAL,
+      g_param_spec_int(
+          "reclassify-interval", "Reclassify interval",
+          "mode=rois: crop a region of a track (weavetrack upstream) on the track's first frame "
+          "and then every N-th frame only; weavemeta reports the track's result in between. "
+          "Regions without a track are cropped on every frame. 0 = every region every frame",
+          0, G_MAXINT, 0,
+          static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING)));
   g_object_class_install_property(
       gobject_class, PROP_FRAMES,
       g_param_spec_uint64("frames", "Frames", "Frames converted since start", 0, G_MAXUINT64, 0,

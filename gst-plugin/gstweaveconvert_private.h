@@ -15,6 +15,7 @@
 
 #include "core/common/dims.h"
 #include "core/stream/work_time.h"
+#include "core/track/reclassify.h"
 #include "core/vision/crops.h"
 #include "core/vision/preprocess.h"
 #include "gst-plugin/gstweaveconvert.h"
@@ -58,6 +59,9 @@ struct ConvertState {
   std::vector<wv::CropBatch> batches;
   std::size_t next_batch = 0;
   weave::Dims out_dims;  // of the caps last sent
+  // reclassify-interval (property) and the schedule it makes (streaming thread only).
+  std::atomic<int> reclassify_interval{0};
+  weave::track::ReclassifySchedule reclassify;
 
   // Statistics
   weave::stream::WorkTime work;

@@ -121,7 +121,10 @@ static GstFlowReturn plan_frame(GstBaseTransform* bt, ConvertState& s, const wv:
   bt->queued_buf = nullptr;
   any = false;
   if (in == nullptr) return GST_FLOW_OK;
-  s.regions = weave::caps::read_regions(in, s.roi_type);
+  if (const int every = s.reclassify_interval.load(); every != s.reclassify.interval())
+    s.reclassify = weave::track::ReclassifySchedule(every);
+  // Regions of tracks whose read is not due yet are left out (their track's result is reported).
+  s.regions = s.reclassify.select(weave::caps::read_regions(in, s.roi_type));
   auto batches = wv::plan_crops(s.regions, GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info), spec);
   if (!batches) {
     gst_buffer_unref(in);

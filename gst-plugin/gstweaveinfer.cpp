@@ -82,6 +82,8 @@ enum {
   PROP_INPUT_COPIES,
   PROP_OUTPUT_COPIES,
   PROP_BYTES_COPIED,
+  PROP_INFERENCE_INTERVAL,
+  PROP_FRAMES_SKIPPED,
 };
 
 G_DEFINE_TYPE(GstWeaveInfer, gst_weave_infer, GST_TYPE_ELEMENT)
@@ -326,6 +328,9 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
     case PROP_QUEUE_SIZE:
       impl->runner.set_capacity(g_value_get_int(value));  // a larger queue may unblock waiting inputs
       break;
+    case PROP_INFERENCE_INTERVAL:
+      impl->inference_interval = g_value_get_int(value);
+      break;
     case PROP_LEAKY:
       GST_OBJECT_LOCK(self);
       impl->leaky = g_value_get_enum(value);
@@ -392,6 +397,12 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_FRAMES_DROPPED:
       g_value_set_uint64(value, impl->runner.dropped());
+      break;
+    case PROP_INFERENCE_INTERVAL:
+      g_value_set_int(value, impl->inference_interval.load());
+      break;
+    case PROP_FRAMES_SKIPPED:
+      g_value_set_uint64(value, impl->skipped.load());
       break;
     case PROP_MEAN_INFERENCE_MS:
       g_value_set_double(value, impl->stats->mean_ms());
@@ -515,6 +526,19 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
                           "Input buffers dropped: by a leaky queue, or (multi-input models) buffers whose "
                           "timestamp never got a partner on every input.",
                           0, G_MAXUINT64, 0, ro));
+  g_object_class_install_property(
+      gobject_class, PROP_INFERENCE_INTERVAL,
+      g_param_spec_int("inference-interval", "Inference interval",
+                       "Run the model on every N-th set of inputs only (counted from the first after a "
+                       "segment); the others go out as a GAP on every output, in their place, so frames flow "
+                       "at full rate (weavemeta marks them skipped, weavetrack fills in the regions of its "
+                       "tracks). 1 = every set.",
+                       1, G_MAXINT, 1, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING)));
+  g_object_class_install_property(
+      gobject_class, PROP_FRAMES_SKIPPED,
+      g_param_spec_uint64("frames-skipped", "Frames skipped",
+                          "Sets of inputs not run because of inference-interval (sent on as a GAP).", 0,
+                          G_MAXUINT64, 0, ro));
   g_object_class_install_property(
       gobject_class, PROP_MEAN_INFERENCE_MS,
       g_param_spec_double("mean-inference-ms", "Mean inference time",

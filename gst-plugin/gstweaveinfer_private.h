@@ -7,6 +7,7 @@
 #include <gst/base/gstflowcombiner.h>
 #include <gst/gst.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -94,6 +95,8 @@ struct WeaveInferImpl {
   GstFlowCombiner* combiner = nullptr;
   std::mutex caps_lock;  // has_caps and tensor of the pads (streaming threads and queries)
 
+  std::atomic<int> inference_interval{1};  // runs every N-th set (property; read by the task)
+
   // Queue, gathering and end of stream between the sink pads and the task.
   Runner runner{Runner::Options{1, kDefaultQueueSize, leaky_of(kDefaultLeaky)}};
 
@@ -101,6 +104,8 @@ struct WeaveInferImpl {
   std::unique_ptr<weave::stream::FrameRunner> frames;
   bool stream_started = false;
   bool segment_pushed = false;
+  std::uint64_t sets_since_segment = 0;  // for inference-interval
+  std::atomic<std::uint64_t> skipped{0};
   // Sticky events (segment, tags) that arrived before the output caps could be known (a
   // multi-input model needs caps on every input): pushed right after the caps, in order.
   std::vector<EventPtr> held;

@@ -2,6 +2,7 @@
 // model on every gathered set of inputs, writing straight into output buffers, and pushes them
 // with the input's timestamps and metas; events go out in their place, sticky ones after the
 // output caps (a multi-input model knows them only once every input has caps).
+#include <algorithm>
 #include <cstdio>
 #include <span>
 #include <string>
@@ -161,9 +162,27 @@ class MappedInputs {
 
 }  // namespace
 
+// inference-interval: a set the model skips goes out as a GAP of its time on every output, so
+// downstream (weavemeta) knows the frame had no run rather than waiting for one. Sets before the
+// output caps are known always run (a gap must follow caps and segment).
+static bool skip_set(GstWeaveInfer* self, const std::vector<Payload>& inputs) {
+  WeaveInferImpl* impl = self->impl.get();
+  const int every = std::max(impl->inference_interval.load(), 1);
+  const std::uint64_t n = impl->sets_since_segment++;
+  if (every == 1 || n % static_cast<std::uint64_t>(every) == 0 || inputs.empty() || !src_caps_known(impl))
+    return false;
+  GstBuffer* first = inputs[0].get<Input>().buffer.get();
+  if (!GST_BUFFER_PTS_IS_VALID(first)) return false;  // a gap needs a time
+  ensure_segment(self);
+  push_all(self, gst_event_new_gap(GST_BUFFER_PTS(first), GST_BUFFER_DURATION(first)));
+  ++impl->skipped;
+  return true;
+}
+
 static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Payload>& inputs) {
   WeaveInferImpl* impl = self->impl.get();
   if (!impl->stream_started) ensure_stream_start(self, nullptr);
+  if (skip_set(self, inputs)) return GST_FLOW_OK;
   OutBuffers outs(impl->srcs.size());
   weave::Expected<std::vector<weave::Dims>> out_dims = weave::make_error("not run");
   {
@@ -227,6 +246,7 @@ static void handle_control(GstWeaveInfer* self, Control& item) {
     if (GST_EVENT_TYPE(ev) == GST_EVENT_SEGMENT) {
       if (!impl->stream_started) ensure_stream_start(self, nullptr);
       impl->segment_pushed = true;
+      impl->sets_since_segment = 0;  // the first frame after a seek is always run
     }
     push_all(self, item.event.release());
   }

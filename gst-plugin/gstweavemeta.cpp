@@ -115,7 +115,8 @@ struct MetaState {
   std::vector<wv::Region> found;
   std::vector<std::pair<int, wv::RowResult>> rows;
   int batches_seen = 0;
-  int rows_seen = 0;  // rows of batches without ROI ids (attached to the frame's regions in order)
+  int rows_seen = 0;     // rows of batches without ROI ids (attached to the frame's regions in order)
+  bool skipped = false;  // a detection mode got a gap for the frame: the detector did not run
 
   GstAggregatorPad* video = nullptr;  // owned by the element
   GstAggregatorPad* tensors = nullptr;
@@ -188,6 +189,7 @@ void clear_pending(MetaState& s) {
   s.rows.clear();
   s.batches_seen = 0;
   s.rows_seen = 0;
+  s.skipped = false;
 }
 
 std::optional<uint64_t> pts_of(GstBuffer* b) {
@@ -389,12 +391,13 @@ static GstFlowReturn finish_frame(GstAggregator* agg, MetaState& s) {
   const auto t0 = weave::stream::WorkTime::Clock::now();
   frame = gst_buffer_make_writable(frame);
   for (const wv::Region& r : s.found) weave::caps::add_region(frame, r);
+  if (s.skipped) weave::caps::mark_skipped(frame);
   if (s.history.mode() != weave::track::ResultHistory::frame && s.decoder->per_row()) {
     // Regions of a track: this frame's read folds into the track's history, and the region
     // reports what the track says; a tracked region without a read this frame reports it too.
     std::unordered_map<int, std::uint64_t> track_of;
     for (const wv::Region& r : weave::caps::read_regions(frame, s.roi_type))
-      if (r.track && !r.track->predicted) track_of[r.id] = r.track->id;
+      if (r.track) track_of[r.id] = r.track->id;
     for (auto& [id, row] : s.rows) {
       auto t = track_of.find(id);
       if (t == track_of.end()) continue;
@@ -465,6 +468,9 @@ static GstFlowReturn gst_weave_meta_aggregate(GstAggregator* agg, gboolean timeo
     const bool gap = GST_BUFFER_FLAG_IS_SET(tensor, GST_BUFFER_FLAG_GAP) && gst_buffer_get_size(tensor) == 0;
     const auto t0 = weave::stream::WorkTime::Clock::now();
     const bool ok = gap || take_tensor(agg, s, tensor, frame);
+    // A detector's gap: it did not run on this frame (weaveinfer inference-interval), so the
+    // frame's regions are unknown, not absent. (A per-region mode's gap: no region to crop.)
+    if (gap && !s.decoder->per_row()) s.skipped = true;
     s.work.add_since(t0);
     const bool complete = gap || frame_complete(s, tensor);
     gst_buffer_unref(tensor);

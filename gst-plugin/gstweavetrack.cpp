@@ -78,8 +78,8 @@ struct TrackState {
   int width = 0, height = 0;      // the frame's size, when the caps are video; 0: unknown
   bool settings_changed = false;  // the tracker takes new settings at the next frame
   wt::Tracker tracker;
-  // The last region matched to each live track: what a predicted region repeats (type, class,
-  // label, text and classes read for it).
+  // The last region matched to each live track, by the track's serial: what a predicted region
+  // repeats (type, class, label, and what was read for it upstream).
   std::unordered_map<std::uint64_t, wv::Region> last_region;
   std::uint64_t ids_before = 0;  // ids handed out by trackers replaced since start
   weave::stream::WorkTime work;
@@ -104,6 +104,31 @@ static GstStaticPadTemplate sink_template =
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
+// Adds a predicted region for each track with an id missed on this frame when add-predicted asks
+// for it -- or, with `all` (a frame the detector skipped), for every track, tentative ones too
+// (without a track param: they have no id yet; the detection holds until the next run) -- and
+// forgets the last regions of tracks that ended.
+static void add_predicted(TrackState& s, GstBuffer* buffer, bool all) {
+  std::unordered_set<std::uint64_t> alive;
+  for (const wt::Track& t : s.tracker.tracks()) {
+    alive.insert(t.serial);
+    if (!all && (t.id == 0 || !s.add_predicted || t.misses == 0)) continue;
+    auto last = s.last_region.find(t.serial);
+    if (t.box.empty() || last == s.last_region.end()) continue;
+    wv::Region r = last->second;
+    r.box = s.width > 0 && s.height > 0 ? wv::clip(t.box, s.width, s.height)
+                                        : wv::clip(t.box, G_MAXINT / 2, G_MAXINT / 2);
+    if (r.box.empty()) continue;  // predicted out of the frame
+    r.quad.reset();               // the corners were the detection's, not the prediction's
+    if (t.id != 0)
+      r.track = wv::TrackTag{t.id, t.age, true};
+    else
+      r.track.reset();
+    weave::caps::add_region(buffer, r);
+  }
+  std::erase_if(s.last_region, [&](const auto& kv) { return !alive.contains(kv.first); });
+}
+
 static GstFlowReturn gst_weave_track_transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
   TrackState& s = *GST_WEAVE_TRACK(trans)->state;
   const auto t0 = weave::stream::WorkTime::Clock::now();
@@ -117,6 +142,16 @@ static GstFlowReturn gst_weave_track_transform_ip(GstBaseTransform* trans, GstBu
     s.tracker = wt::Tracker(settings);
     s.settings_changed = false;
   }
+  if (weave::caps::is_skipped(buffer)) {
+    // The detector did not run on this frame: the tracks move on by prediction and every track
+    // with an id is reported there, as a predicted region.
+    s.tracker.coast();
+    add_predicted(s, buffer, /*all=*/true);
+    GST_LOG_OBJECT(trans, "skipped frame: %zu predicted tracks", s.tracker.confirmed());
+    s.work.count_frame();
+    s.work.add_since(t0);
+    return GST_FLOW_OK;
+  }
   const std::vector<wv::Region> regions = weave::caps::read_regions(buffer, s.roi_type);
   std::vector<wt::Detection> detections;
   detections.reserve(regions.size());
@@ -127,29 +162,14 @@ static GstFlowReturn gst_weave_track_transform_ip(GstBaseTransform* trans, GstBu
   }
   const std::vector<wt::Match> matches = s.tracker.update(detections);
   for (std::size_t i = 0; i < regions.size(); ++i) {
+    if (matches[i].serial != 0) s.last_region[matches[i].serial] = regions[i];
     if (matches[i].track == 0) continue;
     const wv::TrackTag tag{matches[i].track, matches[i].age, false};
     if (!weave::caps::attach_track(buffer, regions[i].id, tag))
       GST_WARNING_OBJECT(trans, "region %d vanished from the buffer", regions[i].id);
-    if (s.add_predicted) s.last_region[tag.id] = regions[i];
+    s.last_region[matches[i].serial].track = tag;
   }
-  if (s.add_predicted) {
-    std::unordered_set<std::uint64_t> alive;
-    for (const wt::Track& t : s.tracker.tracks()) {
-      if (t.id == 0) continue;
-      alive.insert(t.id);
-      auto last = s.last_region.find(t.id);
-      if (t.misses == 0 || t.box.empty() || last == s.last_region.end()) continue;
-      wv::Region r = last->second;
-      r.box = s.width > 0 && s.height > 0 ? wv::clip(t.box, s.width, s.height)
-                                          : wv::clip(t.box, G_MAXINT / 2, G_MAXINT / 2);
-      if (r.box.empty()) continue;  // predicted out of the frame
-      r.quad.reset();               // the corners were the detection's, not the prediction's
-      r.track = wv::TrackTag{t.id, t.age, true};
-      weave::caps::add_region(buffer, r);
-    }
-    std::erase_if(s.last_region, [&](const auto& kv) { return !alive.contains(kv.first); });
-  }
+  add_predicted(s, buffer, /*all=*/false);
   GST_LOG_OBJECT(trans, "%zu regions, %zu confirmed tracks", regions.size(), s.tracker.confirmed());
   s.work.count_frame();
   s.work.add_since(t0);

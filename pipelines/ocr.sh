@@ -19,10 +19,12 @@
 #                 with the texts read on it.
 #   --track-results MODE  with --track, what each tracked text reports: vote (default: the read
 #                 of the track with the highest summed score so far), best, or frame (its own).
+#   --interval N  with --track: detect text on every N-th frame only (the tracks fill in the
+#                 frames between) and read each track's text on its first frame and every N-th.
 # Prints the texts read and the frame rate of the whole run.
 source "$(dirname "$0")/lib.sh"
 
-input="" json="" annotated="" frame="" frames=40 track="" track_results=vote
+input="" json="" annotated="" frame="" frames=40 track="" track_results=vote interval=1
 while [ $# -gt 0 ]; do
   case $1 in
     --json) json=$2; shift 2 ;;
@@ -32,7 +34,8 @@ while [ $# -gt 0 ]; do
     --frames=*) frames=${1#*=}; shift ;;
     --track) track="weavetrack name=track"; shift ;;
     --track-results) track_results=$2; shift 2 ;;
-    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    --interval) interval=$2; shift 2 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) input=$1; shift ;;
   esac
@@ -58,10 +61,15 @@ fi
 results=$out/ocr.jsonl
 [ -n "$json" ] && results=$json
 
+detect_every="" read_every=""
+if [ "$interval" -gt 1 ]; then
+  [ -n "$track" ] || { echo "--interval needs --track (the tracks fill in the frames between)" >&2; exit 2; }
+  detect_every="inference-interval=$interval" read_every="reclassify-interval=$interval"
+fi
 # The cascade with this run's names and paths; then what is done with the annotated frames.
 cascade=$(grep -v '^#' "$root/pipelines/ocr_cascade.txt" |
   sed -e "s|@P@||g" -e "s|@MODELS@|$ocr|g" -e "s|@CACHE@|$cache|g" -e "s|@JSON@|json=$results track-results=$track_results|g" \
-    -e "s|@TRACK@|${track:+! $track}|g")
+    -e "s|@TRACK@|${track:+! $track}|g" -e "s|@DETECT_EVERY@|$detect_every|g" -e "s|@READ_EVERY@|$read_every|g")
 if [ "$annotated" = none ]; then
   sink="fakesink"
 elif $image; then

@@ -87,7 +87,8 @@ graph shared "videotestsrc num-buffers=2 pattern=ball ! weaveconvert $norm ! tee
 # keeps decodebin's insides out of the picture); caps of video links shortened to their media
 # type, or the picture grows too tall to read.
 cascade=$(grep -v '^#' pipelines/ocr_cascade.txt |
-  sed -e "s|@P@||g" -e "s|@MODELS@|$ocr|g" -e "s|@CACHE@|$cache|g" -e "s|@JSON@||g" -e "s|@TRACK@||g")
+  sed -e "s|@P@||g" -e "s|@MODELS@|$ocr|g" -e "s|@CACHE@|$cache|g" -e "s|@JSON@||g" -e "s|@TRACK@||g" \
+    -e "s|@DETECT_EVERY@||g" -e "s|@READ_EVERY@||g")
 graph ocr "videotestsrc pattern=white num-buffers=3 ! video/x-raw,format=RGB,width=1280,height=720
   ! textoverlay text=\"Weave reads text\" font-desc=\"Sans 28\" auto-resize=false color=0xff000000
   ! identity drop-allocation=true ! $cascade ! weaveoverlay ! fakesink" short-video-caps 54

@@ -12,6 +12,9 @@ constexpr int kMeasure = 4;
 // Standard deviations relative to the box height: of a position, and of a velocity per frame.
 constexpr double kPosition = 1.0 / 20;
 constexpr double kVelocity = 1.0 / 160;
+// A new track's velocity is unknown: a wide prior (half the height per frame) lets its first
+// matched detections set it, also when they are several frames apart (an inference interval).
+constexpr double kFirstVelocity = 1.0 / 2;
 
 cv::Mat measurement_of(const vision::Box& b) {
   const double h = std::max(b.height, 1);
@@ -44,7 +47,7 @@ BoxKalman::BoxKalman(const vision::Box& box) : kf_(kState, kMeasure, 0, CV_64F) 
   z.copyTo(kf_.statePost.rowRange(0, kMeasure));
   const double h = z.at<double>(3);
   set_diagonal(kf_.errorCovPost, {2 * kPosition * h, 2 * kPosition * h, 1e-2, 2 * kPosition * h,
-                                  10 * kVelocity * h, 10 * kVelocity * h, 1e-5, 10 * kVelocity * h});
+                                  kFirstVelocity * h, kFirstVelocity * h, 1e-5, kFirstVelocity * h});
   kf_.statePre = kf_.statePost.clone();
 }
 

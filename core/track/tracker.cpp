@@ -9,13 +9,19 @@ namespace weave::track {
 
 namespace {
 
+// `b` grown by `share` of its width and height on each side.
+vision::Box grown(const vision::Box& b, double share) {
+  const int dx = static_cast<int>(b.width * share), dy = static_cast<int>(b.height * share);
+  return vision::Box{b.x - dx, b.y - dy, b.width + 2 * dx, b.height + 2 * dy};
+}
+
 // Matches tracks[ti] to detections[di] (the index lists say which take part) by 1 - IoU below
 // 1 - min_iou; returns the pairs as (track index, detection index).
 std::vector<std::pair<std::size_t, std::size_t>> match(const std::vector<Track>& tracks,
                                                        const std::vector<std::size_t>& ti,
                                                        std::span<const Detection> detections,
                                                        const std::vector<std::size_t>& di, double min_iou,
-                                                       bool class_aware) {
+                                                       bool class_aware, double buffer = 0.0) {
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
   if (ti.empty() || di.empty()) return pairs;
   const double inf = std::numeric_limits<double>::infinity();
@@ -25,7 +31,9 @@ std::vector<std::pair<std::size_t, std::size_t>> match(const std::vector<Track>&
       const Track& t = tracks[ti[r]];
       const Detection& d = detections[di[c]];
       if (class_aware && t.kind != d.kind) continue;
-      const double overlap = vision::iou(t.box, d.box);
+      const double grow = std::min(1.0, buffer * t.since_match);
+      const double overlap =
+          grow > 0.0 ? vision::iou(grown(t.box, grow), grown(d.box, grow)) : vision::iou(t.box, d.box);
       if (overlap >= min_iou && overlap > 0.0) cost[r * di.size() + c] = 1.0 - overlap;
     }
   // A tiny margin so a pair at exactly min_iou is still worth more than leaving both out.
@@ -55,6 +63,14 @@ std::size_t Tracker::confirmed() const {
       std::count_if(tracks_.begin(), tracks_.end(), [](const Track& t) { return t.id != 0; }));
 }
 
+void Tracker::coast() {
+  for (Track& t : tracks_) {
+    t.box = t.filter.predict();
+    ++t.age;
+    ++t.since_match;
+  }
+}
+
 std::vector<Match> Tracker::update(std::span<const Detection> detections) {
   const TrackerSettings& s = settings_;
   std::vector<Match> out(detections.size());
@@ -64,6 +80,7 @@ std::vector<Match> Tracker::update(std::span<const Detection> detections) {
     seen_before[i] = tracks_[i].misses == 0;
     tracks_[i].box = tracks_[i].filter.predict();
     ++tracks_[i].age;
+    ++tracks_[i].since_match;
   }
 
   std::vector<std::size_t> high, low;
@@ -85,8 +102,9 @@ std::vector<Match> Tracker::update(std::span<const Detection> detections) {
       ++tr.hits;
       ++tr.streak;
       tr.misses = 0;
+      tr.since_match = 0;
       if (tr.id == 0 && tr.streak >= s.birth_hits) tr.id = next_id();
-      out[d] = Match{tr.id, tr.age};
+      out[d] = Match{tr.id, tr.age, tr.serial};
     }
   };
   auto unmatched_tracks = [&](auto&& want) {
@@ -111,6 +129,10 @@ std::vector<Match> Tracker::update(std::span<const Detection> detections) {
   // 3. Strong detections left to tentative tracks.
   apply(match(tracks_, unmatched_tracks([&](std::size_t i) { return tracks_[i].id == 0; }), detections,
               unused(high), s.min_iou, s.class_aware));
+  // 4. Whatever is left, with boxes grown by the frames since each track's last match.
+  if (s.buffer > 0.0)
+    apply(match(tracks_, unmatched_tracks([](std::size_t) { return true; }), detections, unused(high),
+                s.min_iou, s.class_aware, s.buffer));
 
   std::vector<Track> kept;
   kept.reserve(tracks_.size() + high.size());
@@ -125,10 +147,17 @@ std::vector<Match> Tracker::update(std::span<const Detection> detections) {
   }
   tracks_ = std::move(kept);
   for (std::size_t d : unused(high)) {
-    Track t{0, detections[d].kind,  detections[d].box,           0, 1, 1,
-            0, detections[d].score, BoxKalman(detections[d].box)};
+    const Detection& det = detections[d];
+    Track t{.id = 0,
+            .serial = ++serial_,
+            .kind = det.kind,
+            .box = det.box,
+            .hits = 1,
+            .streak = 1,
+            .score = det.score,
+            .filter = BoxKalman(det.box)};
     if (s.birth_hits <= 1) t.id = next_id();
-    out[d] = Match{t.id, 0};
+    out[d] = Match{t.id, 0, t.serial};
     tracks_.push_back(std::move(t));
   }
   return out;

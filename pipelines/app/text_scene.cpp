@@ -228,8 +228,7 @@ Score score(const std::vector<std::vector<Truth>>& truth, const std::vector<std:
   return s;
 }
 
-std::string ocr_cascade(const std::string& path, const std::string& prefix, const std::string& models,
-                        const std::string& cache, const std::string& json, const std::string& track) {
+std::string ocr_cascade(const std::string& path, const CascadeOptions& o) {
   std::ifstream in(path);
   std::string line, desc;
   while (std::getline(in, line))
@@ -238,11 +237,17 @@ std::string ocr_cascade(const std::string& path, const std::string& prefix, cons
     for (std::size_t at = desc.find(key); at != std::string::npos; at = desc.find(key, at + value.size()))
       desc.replace(at, key.size(), value);
   };
-  replace("@P@", prefix);
-  replace("@MODELS@", models);
-  replace("@CACHE@", cache);
-  replace("@JSON@", json.empty() ? std::string() : "json=" + json);
-  replace("@TRACK@", track.empty() ? std::string() : std::string("! ").append(track));
+  replace("@P@", o.prefix);
+  replace("@MODELS@", o.models);
+  replace("@CACHE@", o.cache);
+  replace("@JSON@", o.json.empty() ? std::string() : std::string("json=").append(o.json));
+  replace("@TRACK@",
+          o.track ? std::string("! weavetrack name=").append(o.prefix).append("track") : std::string());
+  replace("@DETECT_EVERY@", o.detect_every > 1
+                                ? std::string("inference-interval=").append(std::to_string(o.detect_every))
+                                : "");
+  replace("@READ_EVERY@",
+          o.read_every > 1 ? std::string("reclassify-interval=").append(std::to_string(o.read_every)) : "");
   return desc;
 }
 

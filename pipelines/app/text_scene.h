@@ -58,13 +58,20 @@ using FrameSink = std::function<void(int frame, std::uint64_t pts, const std::ui
 // "{"pts":..,"texts":[{"text":..,"box":[x,y,w,h]}]}" for one frame (strings not shown left out).
 [[nodiscard]] std::string truth_json_line(std::uint64_t pts, const std::vector<Truth>& truth);
 
+// How to fill in the placeholders of pipelines/ocr_cascade.txt.
+struct CascadeOptions {
+  std::string prefix;    // of element names (several cascades in one pipeline)
+  std::string models;    // directory of the PP-OCR models and keys
+  std::string cache;     // compiled-model cache directory
+  std::string json;      // JSON lines of the last step; empty: none
+  bool track = false;    // weavetrack (named <prefix>track) after text detection
+  int detect_every = 1;  // the detector runs on every N-th frame (needs track)
+  int read_every = 0;    // a track's text is read on its first frame and every N-th (needs track)
+};
+
 // The cascade of pipelines/ocr_cascade.txt (`path`) as one gst-launch description, its
-// placeholders filled in (element names prefixed with `prefix`; `json` empty for none; `track`
-// an element after text detection, e.g. "weavetrack name=a_track", empty for none). "" when the
-// file cannot be read.
-[[nodiscard]] std::string ocr_cascade(const std::string& path, const std::string& prefix,
-                                      const std::string& models, const std::string& cache,
-                                      const std::string& json, const std::string& track = {});
+// placeholders filled in. "" when the file cannot be read.
+[[nodiscard]] std::string ocr_cascade(const std::string& path, const CascadeOptions& options);
 
 // What the cascade read on a frame: a text and the bounding box of its corners.
 using Read = Truth;

@@ -664,6 +664,56 @@ GST_START_TEST(test_gap_and_origin_meta_pass_through) {
 }
 GST_END_TEST;
 
+// inference-interval=3: sets 0, 3, 6 run; the others go out as a GAP of their time, in order,
+// counted in frames-skipped; a new segment (a seek) starts the count again.
+GST_START_TEST(test_inference_interval_runs_every_nth_set_and_gaps_the_rest) {
+  GstElement* e = make_infer(model_path("matmul_dyn.onnx"));
+  g_object_set(e, "inference-interval", 3, nullptr);
+  GstHarness* h = gst_harness_new_with_element(e, "sink_input_1", "src_scores");
+  gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
+  gst_harness_play(h);
+  for (int k = 0; k < 7; ++k)
+    fail_unless_equals_int(
+        gst_harness_push(h, float_buffer({static_cast<float>(k), 0, 0, 0}, k * GST_SECOND / 30)),
+        GST_FLOW_OK);
+  std::vector<GstClockTime> gaps;
+  std::vector<GstClockTime> runs;
+  for (int k = 0; k < 3; ++k) {
+    GstBuffer* out = gst_harness_pull(h);
+    fail_unless(out != nullptr);
+    runs.push_back(GST_BUFFER_PTS(out));
+    // x @ W with x = (k', 0, 0, 0): row 0 of W times k' = (0, k', 2k').
+    fail_unless(floats_of(out)[1] == static_cast<float>(GST_BUFFER_PTS(out) * 30 / GST_SECOND));
+    gst_buffer_unref(out);
+  }
+  while (GstEvent* ev = gst_harness_try_pull_event(h)) {
+    if (GST_EVENT_TYPE(ev) == GST_EVENT_GAP) {
+      GstClockTime ts = 0, dur = 0;
+      gst_event_parse_gap(ev, &ts, &dur);
+      gaps.push_back(ts);
+      fail_unless_equals_uint64(dur, GST_SECOND / 30);
+    }
+    gst_event_unref(ev);
+  }
+  fail_unless(runs == (std::vector<GstClockTime>{0, 3 * GST_SECOND / 30, 6 * GST_SECOND / 30}));
+  fail_unless(gaps == (std::vector<GstClockTime>{GST_SECOND / 30, 2 * GST_SECOND / 30, 4 * GST_SECOND / 30,
+                                                 5 * GST_SECOND / 30}));
+  fail_unless_equals_uint64(prop_u64(e, "frames-skipped"), 4);
+  fail_unless_equals_uint64(prop_u64(e, "frames-processed"), 3);
+  // A new segment: its first set runs, whatever the count was.
+  GstSegment seg;
+  gst_segment_init(&seg, GST_FORMAT_TIME);
+  fail_unless(gst_harness_push_event(h, gst_event_new_segment(&seg)));
+  fail_unless_equals_int(gst_harness_push(h, float_buffer({9, 0, 0, 0}, 7 * GST_SECOND / 30)), GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(h);
+  fail_unless_equals_uint64(GST_BUFFER_PTS(out), 7 * GST_SECOND / 30);
+  gst_buffer_unref(out);
+  fail_unless_equals_uint64(prop_u64(e, "frames-skipped"), 4);
+  gst_harness_teardown(h);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
 static Suite* weaveinfer_suite(void) {
   Suite* s = suite_create("weaveinfer");
   TCase* tc = tcase_create("general");
@@ -687,6 +737,7 @@ static Suite* weaveinfer_suite(void) {
   tcase_add_test(tc, test_caps_change_while_buffers_wait);
   tcase_add_test(tc, test_gap_and_origin_meta_pass_through);
   tcase_add_test(tc, test_buffers_sharing_a_timestamp_all_run);
+  tcase_add_test(tc, test_inference_interval_runs_every_nth_set_and_gaps_the_rest);
   return s;
 }
 

@@ -198,6 +198,37 @@ BOOST_AUTO_TEST_CASE(convert_frame_mode_carries_the_geometry_and_limits_its_side
   gst_object_unref(e);
 }
 
+// reclassify-interval=3: a tracked region is cropped on its track's first frame and every 3rd
+// after; an untracked region on every frame.
+BOOST_AUTO_TEST_CASE(convert_rois_crops_a_track_again_only_every_reclassify_interval_frames) {
+  GstElement* e = gst_element_factory_make("weaveconvert", nullptr);
+  g_object_set(e, "height", 8, "width", 16, "scale", 1.0f, "reclassify-interval", 3, nullptr);
+  gst_util_set_object_arg(G_OBJECT(e), "mode", "rois");
+  Harness h(gst_harness_new_with_element(e, "sink", "src"));
+  gst_harness_set_src_caps_str(h, video_caps(64, 32).c_str());
+  std::vector<std::size_t> crops;
+  for (int f = 0; f < 7; ++f) {
+    GstBuffer* frame = rgb_frame(64, 32, 100, static_cast<GstClockTime>(f) * GST_SECOND / 10);
+    wv::Region a = text_region({0, 0, 16, 8});
+    a.track = wv::TrackTag{1, f, false};
+    wc::add_region(frame, a);
+    wc::add_region(frame, text_region({20, 0, 16, 8}));  // no track
+    if (f >= 2) {
+      wv::Region b = text_region({40, 10, 16, 8});
+      b.track = wv::TrackTag{2, f - 2, false};
+      wc::add_region(frame, b);
+    }
+    GstBuffer* out = gst_harness_push_and_pull(h, frame);
+    BOOST_TEST_REQUIRE(out != nullptr);
+    const auto origin = wc::tensor_origin(out);
+    BOOST_TEST_REQUIRE(origin.has_value());
+    crops.push_back(origin->roi_ids.size());
+    gst_buffer_unref(out);
+  }
+  // Track 1 on frames 0, 3, 6; track 2 (from frame 2) on 2, 5; the untracked region always.
+  BOOST_TEST(crops == (std::vector<std::size_t>{2, 1, 2, 2, 1, 2, 2}));
+}
+
 // ---- weavemeta -----------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(meta_db_adds_text_regions_mapped_to_the_frame) {
@@ -293,6 +324,7 @@ BOOST_AUTO_TEST_CASE(meta_lets_frames_without_tensor_go_and_drops_stale_tensors)
   BOOST_TEST_REQUIRE(out != nullptr);
   BOOST_TEST(GST_BUFFER_PTS(out) == 0u);
   BOOST_TEST(wc::read_regions(out).empty());
+  BOOST_TEST(!wc::is_skipped(out));  // a per-region mode's gap: nothing to crop, not a skipped frame
   gst_buffer_unref(out);
   // A tensor for a time whose frame already went is dropped; frame 1 then takes its own.
   GstBuffer* frame = rgb_frame(32, 16, 0, f);
@@ -471,6 +503,92 @@ BOOST_AUTO_TEST_CASE(meta_missing_keys_file_is_an_error_naming_it) {
   gst_element_set_state(e, GST_STATE_NULL);
   gst_object_unref(bus);
   gst_object_unref(e);
+}
+
+// A detection mode's gap: the detector did not run (weaveinfer inference-interval), so the frame
+// is marked skipped for weavetrack; a frame with its tensor is not.
+BOOST_AUTO_TEST_CASE(meta_marks_a_frame_whose_detection_tensor_is_a_gap_as_skipped) {
+  Meta m([](GstElement*) {}, 64, 32, "tensor/x-raw,dtype=float32,shape=(int)<1,1,16,32>");
+  gst_harness_play(m.video);
+  gst_harness_play(m.tensors);
+  const GstClockTime f = GST_SECOND / 10;
+  BOOST_TEST(gst_harness_push(m.video, rgb_frame(64, 32, 0, 0)) == GST_FLOW_OK);
+  wc::TensorOrigin origin;
+  origin.frame_width = 64;
+  origin.frame_height = 32;
+  origin.input_width = 32;
+  origin.input_height = 16;
+  origin.geometry.scale_x = origin.geometry.scale_y = 0.5;
+  BOOST_TEST(gst_harness_push(m.tensors, tensor(std::vector<float>(16 * 32, 0.0f), 0, origin)) ==
+             GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(m.video);
+  BOOST_TEST_REQUIRE(out != nullptr);
+  BOOST_TEST(!wc::is_skipped(out));
+  gst_buffer_unref(out);
+  BOOST_TEST(gst_harness_push(m.video, rgb_frame(64, 32, 0, f)) == GST_FLOW_OK);
+  BOOST_TEST(gst_harness_push_event(m.tensors, gst_event_new_gap(f, f)));
+  out = gst_harness_pull(m.video);
+  BOOST_TEST_REQUIRE(out != nullptr);
+  BOOST_TEST(GST_BUFFER_PTS(out) == f);
+  BOOST_TEST(wc::is_skipped(out));
+  gst_buffer_unref(out);
+}
+
+// track-results: the reads of a tracked region fold into its track; each frame reports the vote
+// (or, with track-results=frame, its own read); a frame without a read reports the track's.
+BOOST_AUTO_TEST_CASE(meta_ctc_reports_the_vote_of_a_track_on_every_frame_of_it) {
+  const std::string keys = temp_path("vote_keys.txt");
+  std::ofstream(keys) << "a\nb\nc\n";  // classes: blank, a, b, c, space
+  auto onehot_rows = [](std::initializer_list<int> classes) {
+    std::vector<float> t;
+    for (int c : classes) {
+      std::vector<float> r(5, 0.0f);
+      r[static_cast<std::size_t>(c)] = 1.0f;
+      t.insert(t.end(), r.begin(), r.end());
+    }
+    return t;
+  };
+  for (const char* history : {"vote", "frame"}) {
+    Meta m(
+        [&](GstElement* e) {
+          gst_util_set_object_arg(G_OBJECT(e), "mode", "ctc");
+          gst_util_set_object_arg(G_OBJECT(e), "track-results", history);
+          g_object_set(e, "labels", keys.c_str(), nullptr);
+        },
+        64, 32, "tensor/x-raw,dtype=float32,shape=(int)<1,2,5>");
+    gst_harness_play(m.video);
+    gst_harness_play(m.tensors);
+    const GstClockTime f = GST_SECOND / 10;
+    std::vector<std::string> reported;
+    // Frames 0, 1 read "ab", frame 2 "c", frame 3 has no read (a gap: its crop was not due).
+    const std::vector<std::vector<float>> reads = {onehot_rows({1, 2}), onehot_rows({1, 2}),
+                                                   onehot_rows({3, 0})};
+    for (int k = 0; k < 4; ++k) {
+      GstBuffer* frame = rgb_frame(64, 32, 0, k * f);
+      wv::Region r = text_region({0, 0, 10, 10});
+      r.track = wv::TrackTag{5, k, false};
+      wc::add_region(frame, r);
+      BOOST_TEST(gst_harness_push(m.video, frame) == GST_FLOW_OK);
+      if (k < 3) {
+        wc::TensorOrigin origin;
+        origin.roi_ids = {0};
+        BOOST_TEST(gst_harness_push(m.tensors, tensor(reads[static_cast<std::size_t>(k)], k * f, origin)) ==
+                   GST_FLOW_OK);
+      } else {
+        BOOST_TEST(gst_harness_push_event(m.tensors, gst_event_new_gap(k * f, f)));
+      }
+      GstBuffer* out = gst_harness_pull(m.video);
+      BOOST_TEST_REQUIRE(out != nullptr);
+      const auto regions = wc::read_regions(out);
+      BOOST_TEST_REQUIRE(regions.size() == 1u);
+      reported.push_back(regions[0].text ? regions[0].text->text : "-");
+      gst_buffer_unref(out);
+    }
+    if (std::string(history) == "vote")
+      BOOST_TEST(reported == (std::vector<std::string>{"ab", "ab", "ab", "ab"}));
+    else
+      BOOST_TEST(reported == (std::vector<std::string>{"ab", "ab", "c", "-"}));
+  }
 }
 
 // ---- weaveoverlay --------------------------------------------------------------------------

@@ -166,3 +166,37 @@ BOOST_AUTO_TEST_CASE(track_forgets_its_tracks_on_a_flush_and_never_repeats_an_id
   BOOST_TEST(third > after);
   gst_object_unref(e);
 }
+
+// A frame the detector skipped (marked by weavemeta): the tracks move on by prediction and are
+// reported there -- tracks with an id as predicted regions with it, tentative ones without one --
+// and the mark survives the copy a shared buffer gets when made writable.
+BOOST_AUTO_TEST_CASE(track_fills_in_a_skipped_frame_from_its_tracks) {
+  Tracked t("weavetrack name=t");
+  for (int f = 0; f < 3; ++f) {
+    std::vector<wv::Region> regions = {region("car", {20 + 10 * f, 50, 40, 30})};
+    if (f == 2) regions.push_back(region("car", {200, 150, 40, 30}));  // a new, tentative track
+    (void)t.push(regions, f);
+  }
+  GstBuffer* skipped = frame_with({}, 3);
+  wc::mark_skipped(skipped);
+  wc::mark_skipped(skipped);                  // once is enough: still one mark
+  GstBuffer* keep = gst_buffer_ref(skipped);  // shared: made writable by copying
+  GstBuffer* out = gst_harness_push_and_pull(t.h, skipped);
+  BOOST_TEST_REQUIRE(out != nullptr);
+  BOOST_TEST(wc::is_skipped(out));
+  const auto regions = wc::read_regions(out);
+  gst_buffer_unref(out);
+  gst_buffer_unref(keep);
+  BOOST_TEST_REQUIRE(regions.size() == 2u);
+  BOOST_TEST_REQUIRE(regions[0].track.has_value());
+  BOOST_TEST(regions[0].track->predicted);
+  BOOST_TEST(std::abs(regions[0].box.x - 50) <= 3, "predicted x " << regions[0].box.x);  // 20 + 10 * 3
+  BOOST_TEST(regions[0].type == "car");
+  BOOST_TEST(!regions[1].track.has_value());  // the tentative track: no id yet
+  BOOST_TEST((regions[1].box == wv::Box{200, 150, 40, 30}));
+  // The next detected frame continues the tracks: no miss was counted on the skipped frame.
+  const auto next = t.push({region("car", {60, 50, 40, 30}), region("car", {200, 150, 40, 30})}, 4);
+  BOOST_TEST(next[0].track.has_value());
+  BOOST_TEST(next[0].track->id == regions[0].track->id);
+  BOOST_TEST(next[1].track.has_value());  // its second detection: confirmed
+}

@@ -55,10 +55,16 @@ struct GstInit {
 BOOST_GLOBAL_FIXTURE(GstInit);
 
 // The cascade of pipelines/ocr_cascade.txt with its placeholders filled in.
-std::string cascade(const std::string& prefix, const std::string& json, bool track) {
-  return weave::demo::ocr_cascade(env("WEAVE_SOURCE_ROOT") + "/pipelines/ocr_cascade.txt", prefix,
-                                  models_dir(), env("WEAVE_BUILD_ROOT") + "/tests/ocr/cache", json,
-                                  track ? "weavetrack name=" + prefix + "track" : std::string());
+std::string cascade(const std::string& prefix, const std::string& json, bool track, int every) {
+  weave::demo::CascadeOptions o;
+  o.prefix = prefix;
+  o.models = models_dir();
+  o.cache = env("WEAVE_BUILD_ROOT") + "/tests/ocr/cache";
+  o.json = json;
+  o.track = track;
+  o.detect_every = every;
+  o.read_every = every;
+  return weave::demo::ocr_cascade(env("WEAVE_SOURCE_ROOT") + "/pipelines/ocr_cascade.txt", o);
 }
 
 // The other scene: the same strings moving the other way on other rows.
@@ -83,6 +89,7 @@ struct Stream {
   std::vector<std::vector<Truth>> truth;
   std::string json;
   bool track = false;  // weavetrack after text detection
+  int every = 1;       // with track: detection on every N-th frame, each track's text read every N-th
   // What came out of the cascade, in order.
   std::mutex lock;
   std::vector<GstClockTime> pts;
@@ -138,8 +145,10 @@ std::string factory_id(GstElement* pipeline, const std::string& name) {
   return out;
 }
 
-// With weavetrack: each string drawn keeps exactly one track from its second frame on (its first
-// is a tentative track's), no two strings share one, and what the track read most is the string.
+// With weavetrack: each string drawn keeps exactly one track from the frame it gets one (its
+// first frame's is a tentative track's; with the detector on every N-th frame, a track is
+// confirmed at its second detection run), never loses it, shares it with no other string, and
+// what the track read most is the string.
 void check_tracks(const Stream& s) {
   std::map<std::string, std::set<std::uint64_t>> ids_of;
   std::map<std::uint64_t, std::map<std::string, int>> reads_of;
@@ -152,8 +161,9 @@ void check_tracks(const Stream& s) {
         if (weave::demo::iou(t, s.read[f][k]) < 0.5) continue;
         const std::uint64_t id = s.tracks[f][k];
         if (id == 0) {
-          BOOST_TEST(static_cast<int>(f) == first_frame[t.text],
-                     "'" << t.text << "' without a track on frame " << f);
+          BOOST_TEST(ids_of[t.text].empty(), "'" << t.text << "' lost its track on frame " << f);
+          BOOST_TEST(static_cast<int>(f) <= first_frame[t.text] + 2 * s.every,
+                     "'" << t.text << "' still without a track on frame " << f);
           continue;
         }
         ids_of[t.text].insert(id);
@@ -184,7 +194,8 @@ void run_and_check(std::vector<Stream*> streams) {
     std::snprintf(caps, sizeof caps, "video/x-raw,format=RGB,width=%d,height=%d,framerate=%d/1",
                   s->scene.width, s->scene.height, s->scene.fps);
     desc += "appsrc name=" + s->name + "src format=time block=true caps=\"" + caps + "\" ! " +
-            cascade(s->name + "_", s->json, s->track) + " ! appsink name=" + s->name + "sink sync=false ";
+            cascade(s->name + "_", s->json, s->track, s->every) + " ! appsink name=" + s->name +
+            "sink sync=false ";
   }
   GError* err = nullptr;
   GstElement* pipeline = gst_parse_launch(desc.c_str(), &err);
@@ -240,12 +251,14 @@ void run_and_check(std::vector<Stream*> streams) {
       BOOST_TEST_REQUIRE(s->pts.size() == static_cast<std::size_t>(frames));
       for (int f = 0; f < frames; ++f)
         BOOST_TEST(s->pts[static_cast<std::size_t>(f)] == gst_util_uint64_scale(f, GST_SECOND, s->scene.fps));
-      // Frames without text: no region, and an empty list in the JSON.
+      // Frames without text: no region, and an empty list in the JSON. (A frame the detector
+      // skips carries the tracks' predictions, blank or not: it is not looked at.)
       std::ifstream json(s->json);
       std::vector<std::string> lines;
       for (std::string l; std::getline(json, l);) lines.push_back(l);
       BOOST_TEST_REQUIRE(lines.size() == static_cast<std::size_t>(frames));
       for (int blank : s->scene.blank_frames) {
+        if (blank % s->every != 0) continue;
         BOOST_TEST(s->read[static_cast<std::size_t>(blank)].empty());
         BOOST_TEST(lines[static_cast<std::size_t>(blank)].find("\"texts\":[]") != std::string::npos,
                    lines[static_cast<std::size_t>(blank)]);
@@ -256,8 +269,10 @@ void run_and_check(std::vector<Stream*> streams) {
       BOOST_TEST_MESSAGE("stream " << s->name << ": read " << score.read << " of " << score.shown
                                    << " strings exactly, found " << score.found << misses.str());
       BOOST_TEST(score.shown >= 8 * (frames - 2));
-      BOOST_TEST(score.found == score.shown, misses.str());
-      BOOST_TEST(score.read * 10 >= score.shown * 9, misses.str());
+      if (s->every == 1) {
+        BOOST_TEST(score.found == score.shown, misses.str());
+        BOOST_TEST(score.read * 10 >= score.shown * 9, misses.str());
+      }
       if (s->track) check_tracks(*s);
     }
   }
@@ -280,6 +295,22 @@ BOOST_AUTO_TEST_CASE(one_stream_reads_the_rendered_strings) {
   a.scene = weave::demo::demo_scene(1280, 720, 30);
   a.json = out_dir() + "/one_stream.jsonl";
   a.track = true;
+  render(a);
+  run_and_check({&a});
+}
+
+// The detector on every 5th frame and each track's text read on its first frame and every 5th
+// (pipelines/ocr.sh --track --interval 5): the frames between carry the tracks' predicted boxes
+// and voted texts. Boxes lag on the frames before a new track's second detection run, so the
+// per-frame box score is not held to the every-frame bar; every string must still keep one
+// track read as the string.
+BOOST_AUTO_TEST_CASE(one_stream_with_the_detector_on_every_fifth_frame_keeps_each_string_on_its_track) {
+  Stream a;
+  a.name = "i";
+  a.scene = weave::demo::demo_scene(1280, 720, 30);
+  a.json = out_dir() + "/interval.jsonl";
+  a.track = true;
+  a.every = 5;
   render(a);
   run_and_check({&a});
 }
