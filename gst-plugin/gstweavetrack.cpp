@@ -62,6 +62,7 @@ enum {
   PROP_LOW_MIN_IOU,
   PROP_BIRTH_HITS,
   PROP_MAX_MISSES,
+  PROP_MATCH_BUFFER,
   PROP_CLASS_AWARE,
   PROP_ADD_PREDICTED,
   PROP_TRACKS,
@@ -232,6 +233,9 @@ static void gst_weave_track_set_property(GObject* object, guint prop_id, const G
     case PROP_MAX_MISSES:
       s.settings.max_misses = g_value_get_int(value);
       break;
+    case PROP_MATCH_BUFFER:
+      s.settings.buffer = g_value_get_double(value);
+      break;
     case PROP_CLASS_AWARE:
       s.settings.class_aware = g_value_get_boolean(value);
       break;
@@ -270,6 +274,9 @@ static void gst_weave_track_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_MAX_MISSES:
       g_value_set_int(value, s.settings.max_misses);
+      break;
+    case PROP_MATCH_BUFFER:
+      g_value_set_double(value, s.settings.buffer);
       break;
     case PROP_CLASS_AWARE:
       g_value_set_boolean(value, s.settings.class_aware);
@@ -349,6 +356,14 @@ static void gst_weave_track_class_init(GstWeaveTrackClass* klass) {
       g_param_spec_int("max-misses", "Maximum misses",
                        "Frames in a row a track may go without a region before it ends", 0, 100000,
                        d.max_misses, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_MATCH_BUFFER,
+      g_param_spec_double("match-buffer", "Match buffer",
+                          "Last matching stage: regions and tracks still unmatched are compared with their "
+                          "boxes grown by this share of their size on each side per frame since the track's "
+                          "last match (at most 1); joins objects that moved more than their size between "
+                          "detector runs (inference-interval). 0 = no such stage",
+                          0.0, 1.0, d.buffer, rw));
   g_object_class_install_property(
       gobject_class, PROP_CLASS_AWARE,
       g_param_spec_boolean("class-aware", "Class aware",

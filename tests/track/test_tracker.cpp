@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "core/track/tracker.h"
@@ -202,4 +203,36 @@ BOOST_AUTO_TEST_CASE(empty_boxes_and_reset) {
   (void)tracker.update(dets);
   const auto m = tracker.update(dets);
   BOOST_TEST(m[1].track == 2u);  // ids go on after a reset
+}
+
+// A detector run every 5th frame (coast() in between) on an object moving 30 pixels a frame, less
+// than a third of its width: 150 pixels between runs, more than its width, so the boxes of two
+// runs never overlap. The last stage's boxes, grown by the frames since the last match, join
+// them; the motion learnt from the first two runs carries the track from then on.
+BOOST_AUTO_TEST_CASE(a_detector_run_every_fifth_frame_keeps_a_fast_object_on_one_track) {
+  for (double buffer : {0.15, 0.0}) {
+    TrackerSettings settings;
+    settings.buffer = buffer;
+    Tracker tracker(settings);
+    std::set<std::uint64_t> ids;
+    int without = 0;
+    for (int f = 0; f < 60; ++f) {
+      if (f % 5 != 0) {
+        tracker.coast();
+        continue;
+      }
+      const std::vector<Detection> dets = {{Box{10 + 30 * f, 100, 100, 30}, 0.9f, "text"}};
+      const auto m = tracker.update(dets);
+      if (m[0].track == 0)
+        ++without;
+      else
+        ids.insert(m[0].track);
+    }
+    if (buffer > 0) {
+      BOOST_TEST(ids.size() == 1u);
+      BOOST_TEST(without == 1);  // its first run: tentative
+    } else {
+      BOOST_TEST(ids.empty());  // without the last stage no two runs ever match
+    }
+  }
 }
