@@ -11,6 +11,9 @@ using namespace compiler;
 
 namespace {
 
+// Steps a folded node may take (ShapeContext::work): ~0.1 s in a release build.
+constexpr int64_t kMaxFoldWork = int64_t{1} << 27;
+
 bool nondeterministic(std::string_view op) {
   static constexpr std::array<std::string_view, 6> kOps = {
       "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli", "Multinomial"};
@@ -51,6 +54,9 @@ std::vector<Tensor> evaluate(const Graph& g, int32_t id, const KernelRegistry& r
     total += bytes;
   }
   if (sc.workspace > static_cast<std::size_t>(max_bytes)) return {};
+  // A node that takes long (a pool over a huge window, a big product) is left to run time: the
+  // compile must stay quick whatever the model (hostile windows made it take minutes).
+  if (sc.work > kMaxFoldWork) return {};
 
   std::vector<Tensor> outs;
   outs.reserve(out_views.size());

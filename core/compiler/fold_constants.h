@@ -6,7 +6,9 @@
 // A node is left alone when: its op has no kernel, its kernel declines or fails (the runtime
 // will then report the problem with full context), it writes a graph output, it is
 // nondeterministic (Random*, Bernoulli, Multinomial), it has no inputs, or its outputs would
-// exceed `max_bytes` (folding must not blow up the artifact, e.g. an Expand of a scalar).
+// exceed `max_bytes` (folding must not blow up the artifact, e.g. an Expand of a scalar), or its
+// kernel says it would take more than about 2^27 steps (ShapeContext::work: a pool over a huge
+// window; compiling must stay quick).
 #pragma once
 
 #include <cstdint>

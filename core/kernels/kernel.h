@@ -71,11 +71,16 @@ struct ShapeContext {
   std::size_t workspace = 0;
   const std::string& label;  // for messages
   // Out: what run() needs of these shapes; the plan keeps it and hands it to run().
-  std::shared_ptr<const KernelState> state;
+  std::shared_ptr<const KernelState> state{};
   template <class T>
   void keep(T value) {
     state = std::make_shared<const Kept<T>>(std::move(value));
   }
+  // Out, optional: the steps (multiply-adds, comparisons) run() takes for these shapes, set by
+  // kernels whose work grows faster than their output (windows, products); 0 = about the
+  // outputs' size. Constant folding leaves a node alone when this is large (a hostile window
+  // could make compiling take minutes).
+  std::int64_t work = 0;
 };
 
 struct RunContext {

@@ -108,6 +108,15 @@ inline int64_t int_at(const ConstTensorView& v, int64_t i) {
 // Outputs beyond this many elements are rejected: a hostile shape must not cause a huge allocation.
 inline constexpr int64_t kMaxElements = int64_t{1} << 40;
 
+// The product of `factors`, saturating at INT64_MAX: the steps of a kernel for
+// ShapeContext::work. A negative factor (shape_numel's "too large") gives INT64_MAX.
+[[nodiscard]] inline int64_t work_product(std::initializer_list<int64_t> factors) {
+  int64_t w = 1;
+  for (int64_t f : factors)
+    if (f < 0 || __builtin_mul_overflow(w, f, &w)) return INT64_MAX;
+  return w;
+}
+
 // True when every dim is >= 0 and the product stays within kMaxElements.
 [[nodiscard]] inline bool size_ok(std::span<const int64_t> d) {
   for (int64_t x : d)

@@ -1,5 +1,7 @@
 #include "core/kernels/spatial.h"
 
+#include <algorithm>
+#include <climits>
 #include <sstream>
 
 namespace weave {
@@ -101,6 +103,15 @@ Expected<WindowGeometry> forward_geometry(const WindowAttrs& a, std::span<const 
     g.pad_end[i] = pe;
   }
   return g;
+}
+
+std::int64_t window_work(const WindowGeometry& g, std::int64_t outputs, std::int64_t per_tap) {
+  if (outputs < 0 || per_tap < 0) return INT64_MAX;  // shape_numel's "too large"
+  std::int64_t w = outputs;
+  if (__builtin_mul_overflow(w, per_tap, &w)) return INT64_MAX;
+  for (int i = 0; i < g.nd; ++i)
+    if (g.kernel[i] < 0 || __builtin_mul_overflow(w, g.kernel[i], &w)) return INT64_MAX;
+  return w;
 }
 
 }  // namespace weave

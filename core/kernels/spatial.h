@@ -35,6 +35,12 @@ struct WindowGeometry {
   int64_t pad_end[kMaxRank] = {};
 };
 
+// Steps of a window op: `outputs` elements, each reading `per_tap` values under each of the
+// window's taps (ShapeContext::work). Saturates at INT64_MAX; a negative count (shape_numel's
+// "too large") gives INT64_MAX.
+[[nodiscard]] std::int64_t window_work(const WindowGeometry& g, std::int64_t outputs,
+                                       std::int64_t per_tap = 1);
+
 // Reads and sanity-checks the attributes (positive strides/dilations/kernel, non-negative pads,
 // consistent lengths). `label` names the node in errors.
 [[nodiscard]] Expected<WindowAttrs> parse_window_attrs(const Attributes& attrs, const std::string& label);

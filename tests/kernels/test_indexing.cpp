@@ -132,6 +132,18 @@ BOOST_AUTO_TEST_CASE(unique_keeps_int64_values_past_2_to_the_53_apart) {
   BOOST_CHECK(values<int64_t>(r[0]) == (std::vector<int64_t>{-big, big, big + 1}));
 }
 
+BOOST_AUTO_TEST_CASE(unique_of_empty_slices_is_one_group) {
+  // A [0 x 5] tensor along axis 1: five empty slices, all equal -- one group, inverse all 0.
+  KernelCase u = op("Unique", ins(make_f32({0, 5}, {})), {true});
+  u.attrs.set("axis", int64_t{1});
+  u.num_outputs = 4;
+  auto r = run_all(u);
+  BOOST_CHECK(r[0].dims() == (Dims{0, 1}));
+  BOOST_CHECK(values<int64_t>(r[1]) == (std::vector<int64_t>{0}));
+  BOOST_CHECK(values<int64_t>(r[2]) == (std::vector<int64_t>(5, 0)));
+  BOOST_CHECK(values<int64_t>(r[3]) == (std::vector<int64_t>{5}));
+}
+
 BOOST_AUTO_TEST_CASE(unique_of_a_million_distinct_values) {
   // A hostile model's Range of millions fed to Unique: every value its own group, in order.
   const int64_t n = 1 << 20;

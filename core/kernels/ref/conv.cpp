@@ -136,6 +136,7 @@ class ConvKernel final : public Kernel {
     const Geo3 g = lift(*geo);
     ctx.keep(g);
     ctx.workspace = 0;
+    ctx.work = window_work(*geo, shape_numel(out.span()), w[1]);
     if (!depthwise(x) && !pointwise(g)) {
       // Checked: every dim may be up to the plan's bound (2^40), and so their product not fit.
       const int64_t col[] = {w[1], g.k[0], g.k[1], g.k[2], g.out[0], g.out[1], g.out[2]};

@@ -113,6 +113,7 @@ class ConvTransposeKernel final : public Kernel {
                         " bytes is too large for input ", kern::dims_bracketed(x), " and weights ",
                         kern::dims_bracketed(w));
     ctx.workspace = static_cast<std::size_t>(bytes);
+    ctx.work = kern::work_product({shape_numel(x.span()), w[1], g->k[0], g->k[1], g->k[2]});
     ctx.keep(*g);
     return {};
   }

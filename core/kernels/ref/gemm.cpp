@@ -35,6 +35,7 @@ class GemmKernel final : public Kernel {
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = Dims{M, N};
     ctx.workspace = 0;
+    ctx.work = kern::work_product({M, N, K});
     return {};
   }
 

@@ -24,6 +24,7 @@ class MatMulKernel final : public Kernel {
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = p->out;
     ctx.workspace = 0;
+    ctx.work = kern::work_product({shape_numel(p->out.span()), p->K});
     ctx.keep(std::move(*p));
     return {};
   }

@@ -33,6 +33,7 @@ class PoolKernel final : public Kernel {
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
     ctx.workspace = 0;
+    ctx.work = window_work(*g, shape_numel(out.span()));
     ctx.keep(std::move(*g));
     return {};
   }
@@ -120,6 +121,7 @@ class MaxPoolIndexedKernel final : public Kernel {
       ctx.outputs[1].dtype = DType::int64;
       ctx.outputs[1].dims = out;
     }
+    ctx.work = window_work(*g, shape_numel(out.span()));
     ctx.keep(std::move(*g));
     return {};
   }

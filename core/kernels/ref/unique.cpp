@@ -46,7 +46,7 @@ class UniqueKernel final : public Kernel {
     if (has_axis_) y[static_cast<int>(axis_ < 0 ? axis_ + d.rank() : axis_)] = u;
     ctx.outputs[0].dtype = ctx.inputs[0].dtype;
     ctx.outputs[0].dims = y;
-    const int64_t n = static_cast<int64_t>(g.inverse.size());
+    const int64_t n = g.inverse_size();
     const Dims sizes[] = {Dims{u}, Dims{n}, Dims{u}};
     for (std::size_t k = 1; k < ctx.outputs.size() && k < 4; ++k) {
       ctx.outputs[k].dtype = DType::int64;
@@ -69,7 +69,10 @@ class UniqueKernel final : public Kernel {
         std::copy(vals.begin(), vals.end(), ctx.outputs[k].as<int64_t>());
     };
     put(1, g.first);
-    put(2, g.inverse);
+    if (g.empty_slices && 2 < ctx.outputs.size() && ctx.outputs[2].present())
+      std::fill_n(ctx.outputs[2].as<int64_t>(), g.rows, int64_t{0});
+    else
+      put(2, g.inverse);
     put(3, g.counts);
   }
 
@@ -79,6 +82,13 @@ class UniqueKernel final : public Kernel {
   };
   struct Groups {
     std::vector<int64_t> first, inverse, counts;
+    // Slices of no elements (an empty tensor with a nonzero axis dim) are all equal: one group of
+    // `rows`, whose inverse (all 0) is not spelled out -- a hostile dim of 2^32 would cost 32 GB.
+    bool empty_slices = false;
+    int64_t rows = 0;
+    [[nodiscard]] int64_t inverse_size() const {
+      return empty_slices ? rows : static_cast<int64_t>(inverse.size());
+    }
   };
   [[nodiscard]] View view(const ConstTensorView& x) const {
     const auto es = static_cast<int64_t>(dtype_size(x.dtype));
@@ -118,6 +128,14 @@ class UniqueKernel final : public Kernel {
   // each other.
   [[nodiscard]] Groups group(const ConstTensorView& x) const {
     const View v = view(x);
+    if (v.dim > 0 && (v.outer == 0 || v.inner == 0)) {
+      Groups g;
+      g.first = {0};
+      g.counts = {v.dim};
+      g.empty_slices = true;
+      g.rows = v.dim;
+      return g;
+    }
     int64_t per = 0;
     const std::vector<long double> k = keys(x, v, per);
     auto row = [&](int64_t j) { return k.data() + j * per; };
