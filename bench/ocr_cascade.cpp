@@ -4,7 +4,11 @@
 // weaveoverlay: drawing).
 //
 //   GST_PLUGIN_PATH=build/gst-plugin build/bench/bench_ocr_cascade [--frames N] [--width W]
-//       [--height H] [--source DIR] [--cache DIR] [--json]
+//       [--height H] [--source DIR] [--cache DIR] [--json] [--track] [--interval N]
+//
+// --track adds weavetrack after detection; --interval N (with it) runs the detector on every
+// N-th frame and reads each track's text on its first frame and every N-th
+// (pipelines/ocr.sh --track --interval N).
 //
 // Frames are the rendered scene of pipelines/app/text_scene.h (drawn before the clock starts,
 // pushed from memory through appsrc), so video decoding is not counted; the annotated frames end
@@ -21,6 +25,7 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/gst.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -137,9 +142,16 @@ double run(const std::string& cascade, const weave::demo::Scene& scene,
         {"angles (weavemeta mode=angle)", "post", "cls"},
         {"CTC texts (weavemeta mode=ctc)", "post", "rec"},
         {"drawing (weaveoverlay)", "post", "overlay"},
+        {"tracking (weavetrack)", "post", "track"},
     };
     for (std::size_t k = 0; k < converts.size() && k < 3; ++k)
       stages->insert(stages->begin() + 3 + static_cast<long>(k), Stage{convert_names[k], "pre", converts[k]});
+    // Stages this pipeline lacks (weavetrack without --track) are left out.
+    std::erase_if(*stages, [&](const Stage& s) {
+      GstElement* e = gst_bin_get_by_name(GST_BIN(pipeline), s.element.c_str());
+      if (e != nullptr) gst_object_unref(e);
+      return e == nullptr;
+    });
     for (Stage& s : *stages) {
       GstElement* e = gst_bin_get_by_name(GST_BIN(pipeline), s.element.c_str());
       if (e == nullptr) continue;
@@ -161,7 +173,8 @@ double run(const std::string& cascade, const weave::demo::Scene& scene,
 int main(int argc, char** argv) {
   gst_init(&argc, &argv);
   int frames = 20, width = 1280, height = 720;
-  bool json = false;
+  bool json = false, track = false;
+  int interval = 1;
   const char* root_env = std::getenv("WEAVE_SOURCE_ROOT");
   std::string root = root_env != nullptr ? root_env : ".";
   std::string cache = "build/bench/cache";
@@ -180,10 +193,14 @@ int main(int argc, char** argv) {
       cache = next();
     else if (a == "--json")
       json = true;
+    else if (a == "--track")
+      track = true;
+    else if (a == "--interval")
+      interval = std::max(1, std::atoi(next().c_str()));
     else {
       std::fprintf(stderr,
                    "usage: bench_ocr_cascade [--frames N] [--width W] [--height H] [--source DIR] "
-                   "[--cache DIR] [--json]\n");
+                   "[--cache DIR] [--json] [--track] [--interval N]\n");
       return 2;
     }
   }
@@ -191,6 +208,9 @@ int main(int argc, char** argv) {
   weave::demo::CascadeOptions options;
   options.models = models;
   options.cache = cache;
+  options.track = track || interval > 1;
+  options.detect_every = interval;
+  options.read_every = interval;
   const std::string cascade = weave::demo::ocr_cascade(root + "/pipelines/ocr_cascade.txt", options);
   if (cascade.empty()) {
     std::fprintf(stderr, "cannot read %s/pipelines/ocr_cascade.txt (--source DIR)\n", root.c_str());
@@ -226,8 +246,9 @@ int main(int argc, char** argv) {
   if (json) {
     std::printf(
         "{\"frames\":%d,\"width\":%d,\"height\":%d,\"wall_s\":%.3f,\"fps\":%.3f,\"serial_wall_s\":%.3f,"
-        "\"threads\":%s,\"stages\":[",
-        frames, width, height, wall, frames / wall, serial_wall, threads.c_str());
+        "\"threads\":%s,\"track\":%s,\"interval\":%d,\"stages\":[",
+        frames, width, height, wall, frames / wall, serial_wall, threads.c_str(),
+        options.track ? "true" : "false", interval);
     for (std::size_t k = 0; k < stages.size(); ++k)
       std::printf("%s{\"stage\":\"%s\",\"kind\":\"%s\",\"runs\":%llu,\"mean_ms\":%.3f,\"total_ms\":%.1f}",
                   k ? "," : "", stages[k].name.c_str(), stages[k].kind.c_str(),
@@ -235,8 +256,13 @@ int main(int argc, char** argv) {
     std::printf("],\"pre_post_share\":%.4f}\n", total > 0 ? (total - models_ms) / total : 0.0);
     return 0;
   }
-  std::printf("streaming: %d frames of %dx%d in %.2f s: %.2f fps (threads: %s%s)\n", frames, width, height,
-              wall, frames / wall, threads.c_str(), threads_env != nullptr ? "" : ", one per core");
+  const std::string mode = interval > 1
+                               ? "tracked, detector and reads every " + std::to_string(interval) + " frames"
+                           : track ? "tracked, every frame"
+                                   : "every frame";
+  std::printf("streaming (%s): %d frames of %dx%d in %.2f s: %.2f fps (threads: %s%s)\n", mode.c_str(),
+              frames, width, height, wall, frames / wall, threads.c_str(),
+              threads_env != nullptr ? "" : ", one per core");
   std::printf("one frame at a time: %.2f s, %.0f ms a frame, spent as follows:\n\n", serial_wall,
               1000 * serial_wall / frames);
   std::printf("| stage | kind | runs | mean ms | total s | share |\n|---|---|---|---|---|---|\n");

@@ -65,6 +65,7 @@ detect_every="" read_every=""
 if [ "$interval" -gt 1 ]; then
   [ -n "$track" ] || { echo "--interval needs --track (the tracks fill in the frames between)" >&2; exit 2; }
   detect_every="inference-interval=$interval" read_every="reclassify-interval=$interval"
+  track="$track birth-hits=1"  # a second detection comes only N frames later (docs/elements.md)
 fi
 # The cascade with this run's names and paths; then what is done with the annotated frames.
 cascade=$(grep -v '^#' "$root/pipelines/ocr_cascade.txt" |

@@ -241,8 +241,11 @@ std::string ocr_cascade(const std::string& path, const CascadeOptions& o) {
   replace("@MODELS@", o.models);
   replace("@CACHE@", o.cache);
   replace("@JSON@", o.json.empty() ? std::string() : std::string("json=").append(o.json));
-  replace("@TRACK@",
-          o.track ? std::string("! weavetrack name=").append(o.prefix).append("track") : std::string());
+  // With the detector every few frames a track is confirmed at its first run: its second comes
+  // only N frames later, and a tentative track's regions would be read on every frame between.
+  std::string track = std::string("! weavetrack name=").append(o.prefix).append("track");
+  if (o.detect_every > 1) track += " birth-hits=1";
+  replace("@TRACK@", o.track ? track : std::string());
   replace("@DETECT_EVERY@", o.detect_every > 1
                                 ? std::string("inference-interval=").append(std::to_string(o.detect_every))
                                 : "");
