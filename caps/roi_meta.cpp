@@ -138,6 +138,11 @@ int add_region(GstBuffer* buffer, const vision::Region& r) {
   row.angle_score = r.angle_score;
   row.text = r.text;
   if (row.angle || row.text) attach_row(buffer, id, row, {});
+  for (const vision::ClassResult& c : r.classes) {
+    vision::RowResult cls;
+    cls.classes.push_back(vision::Classification{c.class_id, c.label, c.score});
+    attach_row(buffer, id, cls, c.name);
+  }
   if (r.track) attach_track(buffer, id, *r.track);
   return id;
 }
@@ -152,6 +157,7 @@ GType skipped_api_type() {
   if (g_once_init_enter(&type)) {
     GType t = g_type_from_name("WeaveSkippedFrameMetaAPI");
     if (t == 0) t = gst_meta_api_type_register("WeaveSkippedFrameMetaAPI", tags);
+    if (t == 0) t = g_type_from_name("WeaveSkippedFrameMetaAPI");  // another copy won the race
     g_once_init_leave(&type, t);
   }
   return type;
@@ -173,6 +179,7 @@ const GstMetaInfo* skipped_info() {
     if (i == nullptr)
       i = gst_meta_register(skipped_api_type(), "WeaveSkippedFrameMeta", sizeof(GstMeta), skipped_init,
                             nullptr, skipped_transform);
+    if (i == nullptr) i = gst_meta_get_info("WeaveSkippedFrameMeta");  // another copy won the race
     g_once_init_leave(&info, i);
   }
   return info;
@@ -181,7 +188,7 @@ const GstMetaInfo* skipped_info() {
 }  // namespace
 
 void mark_skipped(GstBuffer* buffer) {
-  if (!is_skipped(buffer)) gst_buffer_add_meta(buffer, skipped_info(), nullptr);
+  if (!is_skipped(buffer) && skipped_info() != nullptr) gst_buffer_add_meta(buffer, skipped_info(), nullptr);
 }
 
 bool is_skipped(GstBuffer* buffer) {

@@ -404,8 +404,10 @@ static GstFlowReturn finish_frame(GstAggregator* agg, MetaState& s) {
       row = s.history.observe(t->second, row);
       track_of.erase(t);
     }
-    for (const auto& [id, track] : track_of)
+    for (const auto& [id, track] : track_of) {
+      s.history.seen(track);
       if (auto now = s.history.current(track)) s.rows.emplace_back(id, std::move(*now));
+    }
     s.history.end_frame();
   }
   for (const auto& [id, row] : s.rows)

@@ -106,14 +106,17 @@ static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
 // Adds a predicted region for each track with an id missed on this frame when add-predicted asks
-// for it -- or, with `all` (a frame the detector skipped), for every track, tentative ones too
-// (without a track param: they have no id yet; the detection holds until the next run) -- and
-// forgets the last regions of tracks that ended.
+// for it -- or, with `all` (a frame the detector skipped), for every track seen at the last
+// detector run, tentative ones too (without a track param: they have no id yet; the detection
+// holds until the next run) -- and forgets the last regions of tracks that ended.
 static void add_predicted(TrackState& s, GstBuffer* buffer, bool all) {
   std::unordered_set<std::uint64_t> alive;
   for (const wt::Track& t : s.tracker.tracks()) {
     alive.insert(t.serial);
-    if (!all && (t.id == 0 || !s.add_predicted || t.misses == 0)) continue;
+    // A track with an id missed at its last detection is shown only with add-predicted, on
+    // skipped frames too (else it would blink: hidden on detector frames, shown between them).
+    if (t.id != 0 && t.misses > 0 && !s.add_predicted) continue;
+    if (!all && (t.id == 0 || t.misses == 0)) continue;
     auto last = s.last_region.find(t.serial);
     if (t.box.empty() || last == s.last_region.end()) continue;
     wv::Region r = last->second;
@@ -144,8 +147,8 @@ static GstFlowReturn gst_weave_track_transform_ip(GstBaseTransform* trans, GstBu
     s.settings_changed = false;
   }
   if (weave::caps::is_skipped(buffer)) {
-    // The detector did not run on this frame: the tracks move on by prediction and every track
-    // with an id is reported there, as a predicted region.
+    // The detector did not run on this frame: the tracks move on by prediction and are reported
+    // there, as predicted regions (add_predicted says which).
     s.tracker.coast();
     add_predicted(s, buffer, /*all=*/true);
     GST_LOG_OBJECT(trans, "skipped frame: %zu predicted tracks", s.tracker.confirmed());
@@ -354,8 +357,9 @@ static void gst_weave_track_class_init(GstWeaveTrackClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_MAX_MISSES,
       g_param_spec_int("max-misses", "Maximum misses",
-                       "Frames in a row a track may go without a region before it ends", 0, 100000,
-                       d.max_misses, rw));
+                       "Frames in a row a track may go without a region (detector runs, with an "
+                       "inference-interval); one more and it ends",
+                       0, 100000, d.max_misses, rw));
   g_object_class_install_property(
       gobject_class, PROP_MATCH_BUFFER,
       g_param_spec_double("match-buffer", "Match buffer",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace weave::track {
 
@@ -62,32 +63,63 @@ std::vector<int> hungarian(const std::vector<double>& a, std::size_t n) {
 
 }  // namespace
 
-Assignment assign(std::span<const double> cost, std::size_t rows, std::size_t cols, double limit) {
-  Assignment out{std::vector<int>(rows, -1), std::vector<int>(cols, -1)};
-  if (rows == 0 || cols == 0 || cost.size() != rows * cols || !(limit > 0.0)) return out;
+namespace {
+
+// Solves the rows x cols problem of `rs` and `cs` (indices into the whole cost matrix) and
+// writes its pairs into `out`.
+void solve(std::span<const double> cost, std::size_t cols, const std::vector<std::size_t>& rs,
+           const std::vector<std::size_t>& cs, double limit, Assignment& out) {
+  const std::size_t r = rs.size(), c = cs.size(), n = r + c;
   // Forbidden cells cost more than leaving everything unassigned could, so the solver takes one
   // only when no other perfect matching exists -- and one always does (every row may pair with
   // its own "unassigned" column), so none is ever taken.
-  const double forbidden = limit * static_cast<double>(rows + cols + 1) + 1.0;
-  const std::size_t n = rows + cols;
+  const double forbidden = limit * static_cast<double>(n + 1) + 1.0;
   std::vector<double> a(n * n, forbidden);
+  for (std::size_t i = 0; i < r; ++i)
+    for (std::size_t j = 0; j < c; ++j) {
+      const double v = cost[rs[i] * cols + cs[j]];
+      if (std::isfinite(v) && v <= limit) a[i * n + j] = v;
+    }
+  for (std::size_t i = 0; i < r; ++i) a[i * n + c + i] = limit / 2;    // row i unassigned
+  for (std::size_t j = 0; j < c; ++j) a[(r + j) * n + j] = limit / 2;  // column j unassigned
+  for (std::size_t i = r; i < n; ++i)
+    for (std::size_t j = c; j < n; ++j) a[i * n + j] = 0.0;  // dummies pair for free
+  const std::vector<int> row_col = hungarian(a, n);
+  for (std::size_t i = 0; i < r; ++i) {
+    const int j = row_col[i];
+    if (j < 0 || static_cast<std::size_t>(j) >= c || !(a[i * n + static_cast<std::size_t>(j)] < forbidden))
+      continue;
+    out.row_to_col[rs[i]] = static_cast<int>(cs[static_cast<std::size_t>(j)]);
+    out.col_to_row[cs[static_cast<std::size_t>(j)]] = static_cast<int>(rs[i]);
+  }
+}
+
+std::size_t find(std::vector<std::size_t>& parent, std::size_t x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+}  // namespace
+
+Assignment assign(std::span<const double> cost, std::size_t rows, std::size_t cols, double limit) {
+  Assignment out{std::vector<int>(rows, -1), std::vector<int>(cols, -1)};
+  if (rows == 0 || cols == 0 || cost.size() != rows * cols || !(limit > 0.0) || !std::isfinite(limit))
+    return out;
+  // Rows and columns joined by an allowed pair form components that do not interact: each is
+  // solved on its own, so a frame of many boxes far apart costs little more than its pairs.
+  std::vector<std::size_t> parent(rows + cols);
+  std::iota(parent.begin(), parent.end(), std::size_t{0});
   for (std::size_t i = 0; i < rows; ++i)
     for (std::size_t j = 0; j < cols; ++j) {
-      const double c = cost[i * cols + j];
-      if (std::isfinite(c) && c <= limit) a[i * n + j] = c;
+      const double v = cost[i * cols + j];
+      if (std::isfinite(v) && v <= limit) parent[find(parent, i)] = find(parent, rows + j);
     }
-  for (std::size_t i = 0; i < rows; ++i) a[i * n + cols + i] = limit / 2;    // row i unassigned
-  for (std::size_t j = 0; j < cols; ++j) a[(rows + j) * n + j] = limit / 2;  // column j unassigned
-  for (std::size_t i = rows; i < n; ++i)
-    for (std::size_t j = cols; j < n; ++j) a[i * n + j] = 0.0;  // dummies pair for free
-  const std::vector<int> row_col = hungarian(a, n);
-  for (std::size_t i = 0; i < rows; ++i) {
-    const int j = row_col[i];
-    if (j >= 0 && static_cast<std::size_t>(j) < cols && a[i * n + static_cast<std::size_t>(j)] < forbidden) {
-      out.row_to_col[i] = j;
-      out.col_to_row[static_cast<std::size_t>(j)] = static_cast<int>(i);
-    }
-  }
+  std::vector<std::vector<std::size_t>> comp_rows(rows + cols), comp_cols(rows + cols);
+  for (std::size_t i = 0; i < rows; ++i) comp_rows[find(parent, i)].push_back(i);
+  for (std::size_t j = 0; j < cols; ++j) comp_cols[find(parent, rows + j)].push_back(j);
+  for (std::size_t k = 0; k < rows + cols; ++k)
+    if (!comp_rows[k].empty() && !comp_cols[k].empty())
+      solve(cost, cols, comp_rows[k], comp_cols[k], limit, out);
   return out;
 }
 

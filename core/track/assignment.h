@@ -6,8 +6,9 @@
 // one with the least total (pair costs plus the price of everything left out) is returned.
 // Pairs whose cost is above `limit` (or not finite) are never taken. Solved exactly with the
 // Hungarian method (shortest augmenting paths with potentials) on the (rows + cols)-square
-// problem that prices the unassigned; O((rows + cols)^3) time, which is a few milliseconds for
-// a few hundred boxes a frame.
+// problem that prices the unassigned, one connected group of rows and columns at a time (those
+// joined by allowed pairs): O(k^3) for a group of k, so boxes far apart cost little however
+// many a frame has. A limit that is not a positive finite number assigns nothing.
 #pragma once
 
 #include <cstddef>

@@ -56,6 +56,10 @@ std::optional<vision::RowResult> TrackResults::current(std::uint64_t track) cons
   return out;
 }
 
+void TrackResults::seen(std::uint64_t track) {
+  if (auto it = tracks_.find(track); it != tracks_.end()) it->second.last_seen = frame_;
+}
+
 void TrackResults::end_frame() {
   ++frame_;
   std::erase_if(tracks_, [&](const auto& kv) { return frame_ - kv.second.last_seen > forget_after_; });

@@ -6,8 +6,8 @@
 //   best   the read with the highest score so far;
 //   vote   the read whose scores sum highest so far (each frame votes with its score), its score
 //          the mean of those frames' scores.
-// Tracks not seen for `forget_after` frames are forgotten, so memory stays bounded however long
-// a stream runs.
+// Tracks not seen for more than `forget_after` frames are forgotten, so memory stays bounded
+// however long a stream runs.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +32,10 @@ class TrackResults {
   [[nodiscard]] vision::RowResult observe(std::uint64_t track, const vision::RowResult& row);
   // What the track says now, without a read on this frame; nullopt for a track without any.
   [[nodiscard]] std::optional<vision::RowResult> current(std::uint64_t track) const;
-  // Ends a frame: tracks not observed for `forget_after` frames are forgotten.
+  // The track is on this frame (read or not): its history is kept while it lives, however rarely
+  // it is read.
+  void seen(std::uint64_t track);
+  // Ends a frame: tracks not seen for more than `forget_after` frames are forgotten.
   void end_frame();
   void clear() { tracks_.clear(); }
   [[nodiscard]] std::size_t size() const { return tracks_.size(); }

@@ -11,8 +11,12 @@ namespace {
 
 // `b` grown by `share` of its width and height on each side.
 vision::Box grown(const vision::Box& b, double share) {
-  const int dx = static_cast<int>(b.width * share), dy = static_cast<int>(b.height * share);
-  return vision::Box{b.x - dx, b.y - dy, b.width + 2 * dx, b.height + 2 * dy};
+  // In 64 bits and clamped: boxes from metas reach 2^30 a side, and twice that overflows an int.
+  const auto dx = static_cast<int64_t>(b.width * share), dy = static_cast<int64_t>(b.height * share);
+  auto fit = [](int64_t v) {
+    return static_cast<int>(std::clamp<int64_t>(v, -(int64_t{1} << 30), int64_t{1} << 30));
+  };
+  return vision::Box{fit(b.x - dx), fit(b.y - dy), fit(b.width + 2 * dx), fit(b.height + 2 * dy)};
 }
 
 // Matches tracks[ti] to detections[di] (the index lists say which take part) by 1 - IoU below

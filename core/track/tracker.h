@@ -12,8 +12,8 @@
 //
 // A track is born tentative from a strong unmatched detection and gets its id once it has been
 // matched on `birth_hits` frames in a row; a tentative track missed once is dropped. A confirmed
-// track missed on a frame keeps its id and moves on its prediction; after more than
-// `max_misses` frames in a row without a detection it ends. Ids are 1, 2, 3, ... in the order
+// track missed on a frame keeps its id and moves on its prediction; missed on more than
+// `max_misses` frames in a row it ends. Ids are 1, 2, 3, ... in the order
 // tracks are confirmed, never reused while the tracker lives; after 2^64 - 1 they wrap to 1.
 #pragma once
 
@@ -81,7 +81,7 @@ class Tracker {
   [[nodiscard]] std::span<const Track> tracks() const { return tracks_; }
   // Confirmed tracks alive after the last update.
   [[nodiscard]] std::size_t confirmed() const;
-  // Ids handed out since construction or the last reset.
+  // Ids handed out since construction (reset() does not start the count again).
   [[nodiscard]] std::uint64_t ids_issued() const { return issued_; }
   [[nodiscard]] const TrackerSettings& settings() const { return settings_; }
 

@@ -240,6 +240,28 @@ BOOST_AUTO_TEST_CASE(fold_constants_leaves_expensive_nodes_to_run_time) {
   BOOST_TEST(count_op(*dear, "MaxPool") == 1);
 }
 
+// The same through the default registry, whose fast MatMul takes the node on CPUs with a fast
+// path: a product of two constants of 2^28 multiply-adds stays; a small one folds.
+BOOST_AUTO_TEST_CASE(fold_constants_leaves_a_large_constant_matmul_to_run_time) {
+  auto graph = [](int64_t m, int64_t k, int64_t n) {
+    Graph g;
+    const int32_t x = add_input(g, "x", {1});
+    const int32_t a = add_f32(g, {m, k}, std::vector<float>(static_cast<std::size_t>(m * k), 0.5f));
+    const int32_t b = add_f32(g, {k, n}, std::vector<float>(static_cast<std::size_t>(k * n), 0.25f));
+    const int32_t p = add_node(g, "MatMul", {a, b});
+    const int32_t r = add_node(g, "ReduceMax", {p});
+    g.nodes.back().attrs.set("keepdims", int64_t{0});
+    set_output(g, add_node(g, "Add", {x, r}), "y");
+    return g;
+  };
+  auto small = compile_graph(graph(8, 8, 8));
+  BOOST_REQUIRE_MESSAGE(small, (small ? "" : small.message()));
+  BOOST_TEST(count_op(*small, "MatMul") == 0);
+  auto large = compile_graph(graph(512, 1024, 512));  // 1 MB out, 2^28 steps
+  BOOST_REQUIRE_MESSAGE(large, (large ? "" : large.message()));
+  BOOST_TEST(count_op(*large, "MatMul") == 1);
+}
+
 BOOST_AUTO_TEST_CASE(dead_code_is_removed) {
   Graph g;
   int32_t x = add_input(g, "x", {2});

@@ -171,7 +171,8 @@ BOOST_AUTO_TEST_CASE(track_forgets_its_tracks_on_a_flush_and_never_repeats_an_id
 // reported there -- tracks with an id as predicted regions with it, tentative ones without one --
 // and the mark survives the copy a shared buffer gets when made writable.
 BOOST_AUTO_TEST_CASE(track_fills_in_a_skipped_frame_from_its_tracks) {
-  Tracked t("weavetrack name=t");
+  // max-misses=0: one miss ends a track, so the skipped frame must count none.
+  Tracked t("weavetrack name=t max-misses=0");
   for (int f = 0; f < 3; ++f) {
     std::vector<wv::Region> regions = {region("car", {20 + 10 * f, 50, 40, 30})};
     if (f == 2) regions.push_back(region("car", {200, 150, 40, 30}));  // a new, tentative track
@@ -184,6 +185,11 @@ BOOST_AUTO_TEST_CASE(track_fills_in_a_skipped_frame_from_its_tracks) {
   GstBuffer* out = gst_harness_push_and_pull(t.h, skipped);
   BOOST_TEST_REQUIRE(out != nullptr);
   BOOST_TEST(wc::is_skipped(out));
+  int marks = 0;
+  gpointer state = nullptr;
+  while (GstMeta* m = gst_buffer_iterate_meta(out, &state))
+    marks += g_str_equal(g_type_name(m->info->api), "WeaveSkippedFrameMetaAPI") ? 1 : 0;
+  BOOST_TEST(marks == 1);
   const auto regions = wc::read_regions(out);
   gst_buffer_unref(out);
   gst_buffer_unref(keep);
@@ -194,9 +200,27 @@ BOOST_AUTO_TEST_CASE(track_fills_in_a_skipped_frame_from_its_tracks) {
   BOOST_TEST(regions[0].type == "car");
   BOOST_TEST(!regions[1].track.has_value());  // the tentative track: no id yet
   BOOST_TEST((regions[1].box == wv::Box{200, 150, 40, 30}));
-  // The next detected frame continues the tracks: no miss was counted on the skipped frame.
+  // The next detected frame continues the tracks: no miss was counted on the skipped frame
+  // (with max-misses=0 one would have ended the first track).
   const auto next = t.push({region("car", {60, 50, 40, 30}), region("car", {200, 150, 40, 30})}, 4);
   BOOST_TEST(next[0].track.has_value());
   BOOST_TEST(next[0].track->id == regions[0].track->id);
   BOOST_TEST(next[1].track.has_value());  // its second detection: confirmed
+}
+
+// A track missed at the last detector run is hidden on the skipped frames after it as on the
+// detector's frames, unless add-predicted asks for it.
+BOOST_AUTO_TEST_CASE(track_reports_a_missed_track_on_skipped_frames_only_with_add_predicted) {
+  for (bool predicted : {false, true}) {
+    Tracked t(predicted ? "weavetrack name=t add-predicted=true" : "weavetrack name=t");
+    for (int f = 0; f < 2; ++f) (void)t.push({region("car", {20 + 10 * f, 50, 40, 30})}, f);
+    const auto missed = t.push({}, 2);  // a detector frame without it
+    BOOST_TEST(missed.size() == (predicted ? 1u : 0u));
+    GstBuffer* skipped = frame_with({}, 3);
+    wc::mark_skipped(skipped);
+    GstBuffer* out = gst_harness_push_and_pull(t.h, skipped);
+    BOOST_TEST_REQUIRE(out != nullptr);
+    BOOST_TEST(wc::read_regions(out).size() == (predicted ? 1u : 0u));
+    gst_buffer_unref(out);
+  }
 }

@@ -145,10 +145,10 @@ std::string factory_id(GstElement* pipeline, const std::string& name) {
   return out;
 }
 
-// With weavetrack: each string drawn keeps exactly one track from the frame it gets one (its
-// first frame's is a tentative track's; with the detector on every N-th frame, a track is
-// confirmed at its second detection run), never loses it, shares it with no other string, and
-// what the track read most is the string.
+// With weavetrack: each string drawn keeps exactly one track from the frame it gets one (on its
+// first frame it is a tentative track's; with the detector on every N-th frame the cascade
+// confirms a track at its first run, birth-hits=1), never loses it, shares it with no other
+// string, and what the track read most is the string.
 void check_tracks(const Stream& s) {
   std::map<std::string, std::set<std::uint64_t>> ids_of;
   std::map<std::uint64_t, std::map<std::string, int>> reads_of;

@@ -83,3 +83,16 @@ BOOST_AUTO_TEST_CASE(tracks_unseen_for_long_are_forgotten) {
   BOOST_TEST(h.size() == 1u);  // track 1 last seen 6 frames ago
   BOOST_TEST(!h.current(1).has_value());
 }
+
+// A track on every frame but read rarely (reclassify-interval longer than forget_after) keeps its
+// history: being seen is enough.
+BOOST_AUTO_TEST_CASE(a_live_track_read_rarely_keeps_its_history) {
+  TrackResults h(ResultHistory::vote, 5);
+  (void)h.observe(1, text("EXIT", 0.9f));
+  for (int f = 0; f < 20; ++f) {
+    h.end_frame();
+    h.seen(1);
+  }
+  BOOST_TEST_REQUIRE(h.current(1).has_value());
+  BOOST_TEST(h.current(1)->text->text == "EXIT");
+}

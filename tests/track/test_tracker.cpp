@@ -141,7 +141,8 @@ BOOST_AUTO_TEST_CASE(objects_entering_late_and_leaving_early_get_new_ids_and_the
     if (f == 1) first_id = m[0].track;
     if (f == 31) second_id = m.back().track;
     if (f == 45) BOOST_TEST(tracker.confirmed() == 2u);  // the first one coasts on its prediction
-    if (f == 60) BOOST_TEST(tracker.confirmed() == 1u);  // ... and ends after 10 misses
+    if (f == 49) BOOST_TEST(tracker.confirmed() == 2u);  // 10 misses (frames 40-49): still alive
+    if (f == 50) BOOST_TEST(tracker.confirmed() == 1u);  // the 11th ends it
   }
   BOOST_TEST(first_id != 0u);
   BOOST_TEST(second_id != 0u);
@@ -235,4 +236,22 @@ BOOST_AUTO_TEST_CASE(a_detector_run_every_fifth_frame_keeps_a_fast_object_on_one
       BOOST_TEST(ids.empty());  // without the last stage no two runs ever match
     }
   }
+}
+
+// coast() moves tracks on without counting misses: with max_misses = 0 a track survives any
+// number of skipped frames, and its predicted box follows the motion learnt before.
+BOOST_AUTO_TEST_CASE(coasting_counts_no_miss_and_follows_the_learnt_motion) {
+  TrackerSettings settings;
+  settings.max_misses = 0;
+  settings.buffer = 0.0;  // no grown boxes: the prediction alone must reach the next detection
+  Tracker tracker(settings);
+  auto det = [](int f) { return std::vector<Detection>{{Box{10 + 12 * f, 100, 60, 30}, 0.9f, "car"}}; };
+  std::uint64_t id = 0;
+  for (int f = 0; f < 6; ++f) id = tracker.update(det(f)).at(0).track;  // learns 12 px a frame
+  BOOST_TEST(id != 0u);
+  for (int f = 6; f < 12; ++f) tracker.coast();
+  BOOST_TEST_REQUIRE(tracker.tracks().size() == 1u);
+  BOOST_TEST(std::abs(tracker.tracks()[0].box.x - (10 + 12 * 11)) <= 6,
+             "predicted x " << tracker.tracks()[0].box.x);
+  BOOST_TEST(tracker.update(det(12)).at(0).track == id);  // 72 px on: matched by the prediction
 }

@@ -50,6 +50,7 @@ class FastMatMul final : public Kernel {
                         " values for a product of ", p->N, " columns");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = p->out;
+    ctx.work = kern::work_product({shape_numel(p->out.span()), p->K});
     ctx.workspace =
         packed_.data.size() > 0
             ? 0
@@ -137,6 +138,7 @@ class FastGemm final : public Kernel {
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = Dims{a[0], N_};
     ctx.workspace = 0;
+    ctx.work = kern::work_product({a[0], N_, K_});
     return {};
   }
 

@@ -101,6 +101,7 @@ class ConvIntegerKernel final : public Kernel {
     WEAVE_TRY(conv_.infer(in[0].dims, in[1].dims, ctx.label, out, g));
     ctx.outputs[0].dtype = DType::int32;
     ctx.outputs[0].dims = out;
+    ctx.work = window_work(g, shape_numel(out.span()), in[1].dims[1]);
     ctx.keep(std::move(g));
     return {};
   }
@@ -138,6 +139,7 @@ class QLinearConvKernel final : public Kernel {
       return make_error(ctx.label, ": B must be int32 with one value per output channel");
     ctx.outputs[0].dtype = in[7].dtype;
     ctx.outputs[0].dims = out;
+    ctx.work = window_work(g, shape_numel(out.span()), in[3].dims[1]);
     ctx.keep(std::move(g));
     return {};
   }

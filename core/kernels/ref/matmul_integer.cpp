@@ -88,6 +88,7 @@ class MatMulIntegerKernel final : public Kernel {
     WEAVE_TRY(mm.plan(in[0].dims, in[1].dims, ctx.label));
     ctx.outputs[0].dtype = DType::int32;
     ctx.outputs[0].dims = mm.out;
+    ctx.work = kern::work_product({shape_numel(mm.out.span()), mm.k});
     ctx.keep(std::move(mm));
     return {};
   }
@@ -117,6 +118,7 @@ class QLinearMatMulKernel final : public Kernel {
     WEAVE_TRY(check_qparams(ctx, 6, 7, 1, "y"));
     ctx.outputs[0].dtype = in[7].dtype;
     ctx.outputs[0].dims = mm.out;
+    ctx.work = kern::work_product({shape_numel(mm.out.span()), mm.k});
     ctx.keep(std::move(mm));
     return {};
   }

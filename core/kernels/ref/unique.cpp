@@ -60,7 +60,8 @@ class UniqueKernel final : public Kernel {
     const auto* src = static_cast<const std::byte*>(ctx.inputs[0].data);
     auto* dst = static_cast<std::byte*>(ctx.outputs[0].data);
     const auto u = static_cast<int64_t>(g.first.size());
-    for (int64_t o = 0; o < v.outer; ++o)
+    // Empty slices: nothing to copy (outer may be huge beside a zero inner, or the reverse).
+    for (int64_t o = 0; v.inner > 0 && o < v.outer; ++o)
       for (int64_t j = 0; j < u; ++j)
         std::memcpy(dst + (o * u + j) * v.inner, src + (o * v.dim + g.first[j]) * v.inner,
                     static_cast<std::size_t>(v.inner));
