@@ -262,9 +262,13 @@ class Importer {
       onnx::NodeProto& n = *graph.mutable_node(i);
       if (!op_supported(n)) continue;  // reported with the other unsupported ops
       const std::string where = prefix + onnx_import::node_where(i, n);
-      if (const onnx::OpSchema* schema = onnx_import::schema_for(n, opsets_))
+      if (const onnx::OpSchema* schema = onnx_import::schema_for(n, opsets_)) {
         if (Status s = onnx_import::check_node_schema(n, *schema, where); !s)
           return s.error().context(label_);
+      } else if (const onnx::OpSchema* newest = onnx_import::newest_schema(n)) {
+        if (Status s = onnx_import::check_required_outputs(n, *newest, where); !s)
+          return s.error().context(label_);
+      }
       for (onnx::AttributeProto& a : *n.mutable_attribute()) {
         if (a.has_g()) WEAVE_TRY(check_schemas(*a.mutable_g(), where + " " + a.name() + ": "));
         for (onnx::GraphProto& g : *a.mutable_graphs())

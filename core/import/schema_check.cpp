@@ -99,6 +99,24 @@ A::AttributeType attribute_type(const A& a) {
   return A::UNDEFINED;
 }
 
+Status check_required_outputs(const onnx::NodeProto& node, const onnx::OpSchema& schema,
+                              const std::string& where) {
+  const auto& formal = schema.outputs();
+  for (int i = 0; i < node.output_size() && i < static_cast<int>(formal.size()); ++i)
+    if (node.output(i).empty() && formal[static_cast<std::size_t>(i)].GetOption() == onnx::OpSchema::Single)
+      return make_error(where, ": output ", i, " ('", formal[static_cast<std::size_t>(i)].GetName(), "' of ",
+                        schema.Name(), ") is required but left empty");
+  return {};
+}
+
+const onnx::OpSchema* newest_schema(const onnx::NodeProto& node) {
+  const std::string domain = node.domain() == "ai.onnx" ? std::string() : node.domain();
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto r = ranges.find(domain);
+  return r == ranges.end() ? nullptr
+                           : onnx::OpSchemaRegistry::Schema(node.op_type(), r->second.second, domain);
+}
+
 Status check_node_schema(onnx::NodeProto& node, const onnx::OpSchema& schema, const std::string& where) {
   const std::string op = schema.Name() + "-" + std::to_string(schema.SinceVersion());
   const int inputs = node.input_size(), outputs = node.output_size();
@@ -113,6 +131,8 @@ Status check_node_schema(onnx::NodeProto& node, const onnx::OpSchema& schema, co
     if (node.input(i).empty() && formal[static_cast<std::size_t>(i)].GetOption() == onnx::OpSchema::Single)
       return make_error(where, ": input ", i, " ('", formal[static_cast<std::size_t>(i)].GetName(), "' of ",
                         op, ") is required but left empty");
+
+  WEAVE_TRY(check_required_outputs(node, schema, where));
 
   std::set<std::string> seen;
   for (A& a : *node.mutable_attribute()) {

@@ -41,6 +41,16 @@ using OpsetVersions = std::map<std::string, int>;
 
 // Checks `node` against `schema` (see above) and sets each attribute's recovered kind.
 // `where` names the node in messages, e.g. "node 3 (Conv 'stem')".
+// Each output the schema requires (not optional, not variadic) must be named: kernels write
+// their required outputs unconditionally (a MelWeightMatrix whose only output was left empty
+// wrote through a null pointer; found by fuzz_onnx). Also applied, with the newest schema libonnx
+// knows, to nodes of an opset newer than it (whose schemas are not checked otherwise): whether an
+// output is required does not change between versions.
+[[nodiscard]] Status check_required_outputs(const onnx::NodeProto& node, const onnx::OpSchema& schema,
+                                            const std::string& where);
+// The newest schema libonnx has for the node's op in its domain, or nullptr.
+[[nodiscard]] const onnx::OpSchema* newest_schema(const onnx::NodeProto& node);
+
 [[nodiscard]] Status check_node_schema(onnx::NodeProto& node, const onnx::OpSchema& schema,
                                        const std::string& where);
 
