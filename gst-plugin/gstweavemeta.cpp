@@ -136,41 +136,6 @@ struct _GstWeaveMeta {
 
 G_DEFINE_TYPE(GstWeaveMeta, gst_weave_meta, GST_TYPE_AGGREGATOR)
 
-GType gst_weave_meta_mode_get_type(void) {
-  static GType type = 0;
-  // Nicks are the names of the modes in weave::vision::DecoderRegistry.
-  static const GEnumValue values[] = {
-      {GST_WEAVE_META_MODE_DB,
-       "Text boxes of a DB text detector (PP-OCR det) <1,1,H,W>: new regions \"text\"", "db"},
-      {GST_WEAVE_META_MODE_YOLO, "YOLOv5/v7 boxes <1,N,5+C> with NMS: new regions named by label", "yolo"},
-      {GST_WEAVE_META_MODE_YOLOV8, "YOLOv8 boxes <1,4+C,N> with NMS: new regions named by label", "yolov8"},
-      {GST_WEAVE_META_MODE_SSD, "SSD DetectionOutput <1,1,N,7> with NMS: new regions named by label", "ssd"},
-      {GST_WEAVE_META_MODE_CLASSIFICATION, "Class of each cropped region <N,C>: param named param-name",
-       "classification"},
-      {GST_WEAVE_META_MODE_ANGLE,
-       "Direction of each cropped region <N,C> (labels are degrees): param \"angle\"", "angle"},
-      {GST_WEAVE_META_MODE_CTC, "Text of each cropped region <N,T,C>, CTC with a keys file: param \"text\"",
-       "ctc"},
-      {0, nullptr, nullptr},
-  };
-  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstWeaveMetaMode", values));
-  return type;
-}
-
-GType gst_weave_meta_track_results_get_type(void) {
-  static GType type = 0;
-  static const GEnumValue values[] = {
-      {GST_WEAVE_META_TRACK_RESULTS_FRAME, "Each frame reports its own read of the region", "frame"},
-      {GST_WEAVE_META_TRACK_RESULTS_BEST, "The track's read with the highest score so far", "best"},
-      {GST_WEAVE_META_TRACK_RESULTS_VOTE,
-       "The track's read whose scores sum highest so far (each frame votes with its score)", "vote"},
-      {0, nullptr, nullptr},
-  };
-  if (g_once_init_enter(&type))
-    g_once_init_leave(&type, g_enum_register_static("GstWeaveMetaTrackResults", values));
-  return type;
-}
-
 static GstStaticPadTemplate video_template =
     GST_STATIC_PAD_TEMPLATE("video", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS("video/x-raw"));
 static GstStaticPadTemplate tensor_template =
@@ -393,22 +358,11 @@ static GstFlowReturn finish_frame(GstAggregator* agg, MetaState& s) {
   for (const wv::Region& r : s.found) weave::caps::add_region(frame, r);
   if (s.skipped) weave::caps::mark_skipped(frame);
   if (s.history.mode() != weave::track::ResultHistory::frame && s.decoder->per_row()) {
-    // Regions of a track: this frame's read folds into the track's history, and the region
-    // reports what the track says; a tracked region without a read this frame reports it too.
+    // Reads of tracked regions become their track's result (core/track/track_results.h).
     std::unordered_map<int, std::uint64_t> track_of;
     for (const wv::Region& r : weave::caps::read_regions(frame, s.roi_type))
       if (r.track) track_of[r.id] = r.track->id;
-    for (auto& [id, row] : s.rows) {
-      auto t = track_of.find(id);
-      if (t == track_of.end()) continue;
-      row = s.history.observe(t->second, row);
-      track_of.erase(t);
-    }
-    for (const auto& [id, track] : track_of) {
-      s.history.seen(track);
-      if (auto now = s.history.current(track)) s.rows.emplace_back(id, std::move(*now));
-    }
-    s.history.end_frame();
+    s.history.apply(s.rows, std::move(track_of));
   }
   for (const auto& [id, row] : s.rows)
     if (!weave::caps::attach_row(frame, id, row, s.param_name))

@@ -60,6 +60,22 @@ void TrackResults::seen(std::uint64_t track) {
   if (auto it = tracks_.find(track); it != tracks_.end()) it->second.last_seen = frame_;
 }
 
+void TrackResults::apply(std::vector<std::pair<int, vision::RowResult>>& rows,
+                         std::unordered_map<int, std::uint64_t> track_of) {
+  if (mode_ == ResultHistory::frame) return;
+  for (auto& [id, row] : rows) {
+    const auto t = track_of.find(id);
+    if (t == track_of.end()) continue;
+    row = observe(t->second, row);
+    track_of.erase(t);
+  }
+  for (const auto& [id, track] : track_of) {
+    seen(track);
+    if (auto now = current(track)) rows.emplace_back(id, std::move(*now));
+  }
+  end_frame();
+}
+
 void TrackResults::end_frame() {
   ++frame_;
   std::erase_if(tracks_, [&](const auto& kv) { return frame_ - kv.second.last_seen > forget_after_; });

@@ -15,6 +15,8 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/vision/decoder.h"
 
@@ -35,6 +37,12 @@ class TrackResults {
   // The track is on this frame (read or not): its history is kept while it lives, however rarely
   // it is read.
   void seen(std::uint64_t track);
+  // One frame of a per-region model, in place: each read in `rows` (region id, read) of a region
+  // in `track_of` (region id -> track) folds into its track and becomes what the track says; a
+  // tracked region without a read gets a row with the track's result, when it has one. Ends the
+  // frame. Does nothing with ResultHistory::frame.
+  void apply(std::vector<std::pair<int, vision::RowResult>>& rows,
+             std::unordered_map<int, std::uint64_t> track_of);
   // Ends a frame: tracks not seen for more than `forget_after` frames are forgotten.
   void end_frame();
   void clear() { tracks_.clear(); }

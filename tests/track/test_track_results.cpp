@@ -96,3 +96,22 @@ BOOST_AUTO_TEST_CASE(a_live_track_read_rarely_keeps_its_history) {
   BOOST_TEST_REQUIRE(h.current(1).has_value());
   BOOST_TEST(h.current(1)->text->text == "EXIT");
 }
+
+// One frame as weavemeta hands it over: rows by region id, regions by track. A tracked read
+// becomes the track's vote, an untracked read stays, a tracked region without a read gets a row.
+BOOST_AUTO_TEST_CASE(apply_folds_a_frame_of_rows_into_their_tracks) {
+  TrackResults h(ResultHistory::vote);
+  std::vector<std::pair<int, RowResult>> first = {{0, text("EXIT", 0.9f)}};
+  h.apply(first, {{0, 7}});
+  std::vector<std::pair<int, RowResult>> second = {{0, text("EX1T", 0.5f)}, {1, text("free", 0.8f)}};
+  h.apply(second, {{0, 7}, {2, 7}});
+  BOOST_TEST_REQUIRE(second.size() == 3u);
+  BOOST_TEST(second[0].second.text->text == "EXIT");  // 0.9 against 0.5
+  BOOST_TEST(second[1].second.text->text == "free");  // region 1 has no track
+  BOOST_TEST(second[2].first == 2);                   // tracked, not read: the track's result
+  BOOST_TEST(second[2].second.text->text == "EXIT");
+  TrackResults off(ResultHistory::frame);
+  std::vector<std::pair<int, RowResult>> rows = {{0, text("A", 0.9f)}};
+  off.apply(rows, {{0, 1}, {3, 1}});
+  BOOST_TEST(rows.size() == 1u);
+}
