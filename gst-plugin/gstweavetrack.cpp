@@ -34,13 +34,11 @@
 #include <atomic>
 #include <mutex>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "caps/roi_meta.h"
 #include "core/stream/work_time.h"
-#include "core/track/tracker.h"
+#include "core/track/region_tracker.h"
 #include "gst-plugin/elements.h"
 #include "gst-plugin/instance_state.h"
 #include "gst-plugin/work_properties.h"
@@ -78,18 +76,9 @@ struct TrackState {
   bool add_predicted = false;
   int width = 0, height = 0;      // the frame's size, when the caps are video; 0: unknown
   bool settings_changed = false;  // the tracker takes new settings at the next frame
-  wt::Tracker tracker;
-  // The last region matched to each live track, by the track's serial: what a predicted region
-  // repeats (type, class, label, and what was read for it upstream).
-  std::unordered_map<std::uint64_t, wv::Region> last_region;
-  std::uint64_t ids_before = 0;  // ids handed out by trackers replaced since start
+  wt::RegionTracker tracker;
   weave::stream::WorkTime work;
 };
-
-// What a region is, for class-aware matching: its type and, for a detected class, the class.
-std::string kind_of(const wv::Region& r) {
-  return r.class_id >= 0 ? r.type + "#" + std::to_string(r.class_id) : r.type + "#" + r.label;
-}
 
 }  // namespace
 
@@ -105,32 +94,10 @@ static GstStaticPadTemplate sink_template =
 static GstStaticPadTemplate src_template =
     GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
-// Adds a predicted region for each track with an id missed on this frame when add-predicted asks
-// for it -- or, with `all` (a frame the detector skipped), for every track seen at the last
-// detector run, tentative ones too (without a track param: they have no id yet; the detection
-// holds until the next run) -- and forgets the last regions of tracks that ended.
-static void add_predicted(TrackState& s, GstBuffer* buffer, bool all) {
-  std::unordered_set<std::uint64_t> alive;
-  for (const wt::Track& t : s.tracker.tracks()) {
-    alive.insert(t.serial);
-    // A track with an id missed at its last detection is shown only with add-predicted, on
-    // skipped frames too (else it would blink: hidden on detector frames, shown between them).
-    if (t.id != 0 && t.misses > 0 && !s.add_predicted) continue;
-    if (!all && (t.id == 0 || t.misses == 0)) continue;
-    auto last = s.last_region.find(t.serial);
-    if (t.box.empty() || last == s.last_region.end()) continue;
-    wv::Region r = last->second;
-    r.box = s.width > 0 && s.height > 0 ? wv::clip(t.box, s.width, s.height)
-                                        : wv::clip(t.box, G_MAXINT / 2, G_MAXINT / 2);
-    if (r.box.empty()) continue;  // predicted out of the frame
-    r.quad.reset();               // the corners were the detection's, not the prediction's
-    if (t.id != 0)
-      r.track = wv::TrackTag{t.id, t.age, true};
-    else
-      r.track.reset();
+// Adds the regions RegionTracker::predicted() gives for this frame.
+static void add_predicted(TrackState& s, GstBuffer* buffer, bool skipped) {
+  for (const wv::Region& r : s.tracker.predicted(s.add_predicted, skipped, s.width, s.height))
     weave::caps::add_region(buffer, r);
-  }
-  std::erase_if(s.last_region, [&](const auto& kv) { return !alive.contains(kv.first); });
 }
 
 static GstFlowReturn gst_weave_track_transform_ip(GstBaseTransform* trans, GstBuffer* buffer) {
@@ -138,42 +105,26 @@ static GstFlowReturn gst_weave_track_transform_ip(GstBaseTransform* trans, GstBu
   const auto t0 = weave::stream::WorkTime::Clock::now();
   std::lock_guard lock(s.lock);
   if (s.settings_changed) {
-    // New matching settings take effect with a new tracker: the tracks so far end here. Ids go
-    // on from where the old tracker left them, so they still never repeat.
-    s.ids_before += s.tracker.ids_issued();
-    wt::TrackerSettings settings = s.settings;
-    settings.first_id = s.ids_before + 1;
-    s.tracker = wt::Tracker(settings);
+    // New matching settings take effect with a new tracker: the tracks so far end here; ids go on.
+    s.tracker.configure(s.settings);
     s.settings_changed = false;
   }
   if (weave::caps::is_skipped(buffer)) {
     // The detector did not run on this frame: the tracks move on by prediction and are reported
     // there, as predicted regions (add_predicted says which).
     s.tracker.coast();
-    add_predicted(s, buffer, /*all=*/true);
+    add_predicted(s, buffer, /*skipped=*/true);
     GST_LOG_OBJECT(trans, "skipped frame: %zu predicted tracks", s.tracker.confirmed());
     s.work.count_frame();
     s.work.add_since(t0);
     return GST_FLOW_OK;
   }
   const std::vector<wv::Region> regions = weave::caps::read_regions(buffer, s.roi_type);
-  std::vector<wt::Detection> detections;
-  detections.reserve(regions.size());
-  for (const wv::Region& r : regions) {
-    // A region a tracker upstream predicted is not a detection.
-    const bool predicted = r.track && r.track->predicted;
-    detections.push_back(wt::Detection{predicted ? wv::Box{} : r.box, r.score, kind_of(r)});
-  }
-  const std::vector<wt::Match> matches = s.tracker.update(detections);
-  for (std::size_t i = 0; i < regions.size(); ++i) {
-    if (matches[i].serial != 0) s.last_region[matches[i].serial] = regions[i];
-    if (matches[i].track == 0) continue;
-    const wv::TrackTag tag{matches[i].track, matches[i].age, false};
-    if (!weave::caps::attach_track(buffer, regions[i].id, tag))
+  const auto tags = s.tracker.update(regions);
+  for (std::size_t i = 0; i < regions.size(); ++i)
+    if (tags[i] && !weave::caps::attach_track(buffer, regions[i].id, *tags[i]))
       GST_WARNING_OBJECT(trans, "region %d vanished from the buffer", regions[i].id);
-    s.last_region[matches[i].serial].track = tag;
-  }
-  add_predicted(s, buffer, /*all=*/false);
+  add_predicted(s, buffer, /*skipped=*/false);
   GST_LOG_OBJECT(trans, "%zu regions, %zu confirmed tracks", regions.size(), s.tracker.confirmed());
   s.work.count_frame();
   s.work.add_since(t0);
@@ -199,7 +150,6 @@ static gboolean gst_weave_track_sink_event(GstBaseTransform* trans, GstEvent* ev
       std::lock_guard lock(s.lock);
       GST_DEBUG_OBJECT(trans, "%s: tracks reset", GST_EVENT_TYPE_NAME(event));
       s.tracker.reset();
-      s.last_region.clear();
       break;
     }
     default:
@@ -291,7 +241,7 @@ static void gst_weave_track_get_property(GObject* object, guint prop_id, GValue*
       g_value_set_uint(value, static_cast<guint>(s.tracker.confirmed()));
       break;
     case PROP_TRACKS_STARTED:
-      g_value_set_uint64(value, s.ids_before + s.tracker.ids_issued());
+      g_value_set_uint64(value, s.tracker.ids_issued());
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);

@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "core/track/region_tracker.h"
 #include "core/track/tracker.h"
 
 using weave::track::Detection;
@@ -254,4 +255,38 @@ BOOST_AUTO_TEST_CASE(coasting_counts_no_miss_and_follows_the_learnt_motion) {
   BOOST_TEST(std::abs(tracker.tracks()[0].box.x - (10 + 12 * 11)) <= 6,
              "predicted x " << tracker.tracks()[0].box.x);
   BOOST_TEST(tracker.update(det(12)).at(0).track == id);  // 72 px on: matched by the prediction
+}
+
+// RegionTracker (core/track/region_tracker.h), weavetrack without GStreamer: tags per region,
+// predicted regions carrying what was known, ids going on across new settings.
+BOOST_AUTO_TEST_CASE(region_tracker_tags_regions_and_predicts_them) {
+  weave::track::RegionTracker rt;
+  auto region = [](int x, const char* label) {
+    weave::vision::Region r;
+    r.type = "car";
+    r.label = label;
+    r.box = Box{x, 50, 40, 30};
+    r.score = 0.9f;
+    return r;
+  };
+  std::vector<weave::vision::Region> frame = {region(10, "car")};
+  BOOST_TEST(!rt.update(frame).at(0).has_value());  // tentative
+  frame = {region(14, "car")};
+  const auto tag = rt.update(frame).at(0);
+  BOOST_TEST_REQUIRE(tag.has_value());
+  BOOST_TEST(tag->id == 1u);
+  rt.coast();
+  const auto predicted = rt.predicted(false, true, 320, 240);
+  BOOST_TEST_REQUIRE(predicted.size() == 1u);
+  BOOST_TEST(predicted[0].label == "car");
+  BOOST_TEST_REQUIRE(predicted[0].track.has_value());
+  BOOST_TEST(predicted[0].track->predicted);
+  BOOST_TEST(predicted[0].track->id == 1u);
+  BOOST_TEST(rt.predicted(false, false, 320, 240).empty());  // not missed: nothing to add
+  weave::track::TrackerSettings settings;
+  settings.birth_hits = 1;
+  rt.configure(settings);  // tracks end, ids go on
+  BOOST_TEST(rt.confirmed() == 0u);
+  BOOST_TEST(rt.update(frame).at(0)->id == 2u);
+  BOOST_TEST(rt.ids_issued() == 2u);
 }
