@@ -1,6 +1,7 @@
 #include "core/compiler/fold_constants.h"
 
 #include <array>
+#include <cstddef>
 #include <string_view>
 
 #include "core/compiler/graph_edit.h"
@@ -22,6 +23,15 @@ bool nondeterministic(std::string_view op) {
   return false;
 }
 
+// Where an empty tensor's view points: kernels may pass its data to memcpy and the like with a
+// length of 0, which must still be a valid pointer (an empty constant or output has none).
+alignas(64) std::byte g_empty[64];
+
+template <class View>
+void point_empty_at_storage(View& v) {
+  if (v.data == nullptr && v.dtype != DType::undefined && shape_numel(v.dims.span()) == 0) v.data = g_empty;
+}
+
 // Evaluates node `id` whose inputs are all params. Returns its outputs (one Tensor per node
 // output; undefined for omitted ones) or an empty vector when the node cannot be folded.
 std::vector<Tensor> evaluate(const Graph& g, int32_t id, const KernelRegistry& registry, int64_t max_bytes) {
@@ -36,6 +46,7 @@ std::vector<Tensor> evaluate(const Graph& g, int32_t id, const KernelRegistry& r
     }
     in_values.push_back(&g.values[in]);
     in_views.push_back(param_view(g, in));
+    point_empty_at_storage(in_views.back());
   }
   const std::string label = g.node_label(id);
   KernelSetup setup{n, label, in_values, in_views, g.kernel_opset()};
@@ -67,6 +78,7 @@ std::vector<Tensor> evaluate(const Graph& g, int32_t id, const KernelRegistry& r
     }
     outs.emplace_back(v.dtype, v.dims);
     v = outs.back().view();
+    point_empty_at_storage(v);
   }
   AlignedBuffer workspace(sc.workspace);
   RunContext rc{in_views, out_views, workspace.span(), SerialParallel::instance(), sc.state.get()};

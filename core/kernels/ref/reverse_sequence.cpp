@@ -39,6 +39,8 @@ class ReverseSequenceKernel final : public Kernel {
     int64_t inner = 1;
     for (int i = 2; i < d.rank(); ++i) inner *= d[i];
     const int64_t row = inner * static_cast<int64_t>(es);
+    // An empty tensor: nothing to copy (its B x T rows may still be billions, and data null).
+    if (row == 0 || B == 0 || T == 0) return;
     const auto* src = static_cast<const std::byte*>(ctx.inputs[0].data);
     auto* dst = static_cast<std::byte*>(ctx.outputs[0].data);
     auto at = [&](int64_t b, int64_t t) { return (time_ == 0 ? t * B + b : b * T + t) * row; };
