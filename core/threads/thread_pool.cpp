@@ -8,54 +8,68 @@
 namespace weave {
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < std::max(1, threads); ++i) workers_.emplace_back([this] { worker_loop(); });
+  const int workers = std::clamp(threads, 1, static_cast<int>(kCountMask) + 1) - 1;
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
+  stop_.store(true, std::memory_order_seq_cst);
+  { std::lock_guard<std::mutex> lock(sleep_mutex_); }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
 void ThreadPool::work_on(const Job& job) const {
   for (;;) {
-    int64_t c = next_.fetch_add(1, std::memory_order_relaxed);
+    const int64_t c = next_.fetch_add(1, std::memory_order_relaxed);
     if (c >= job.chunks) break;
-    int64_t b = c * job.chunk;
+    const int64_t b = c * job.chunk;
     (*job.fn)(b, std::min(job.n, b + job.chunk));
-    finished_.fetch_add(1, std::memory_order_acq_rel);
   }
+}
+
+bool ThreadPool::wait_for_job(uint64_t seen) const {
+  auto ready = [&] {
+    return generation(ticket_.load(std::memory_order_seq_cst)) != seen ||
+           stop_.load(std::memory_order_relaxed);
+  };
+  if (!spin_until(ready)) {
+    // The caller reads sleepers_ after announcing a job: either it sees us here and signals
+    // under the mutex, or we see its job in ready() below (both sequentially consistent).
+    std::unique_lock<std::mutex> lock(sleep_mutex_);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    wake_.wait(lock, ready);
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  return !stop_.load(std::memory_order_relaxed);
 }
 
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
-    Job job;
-    {
-      spin_until([&] { return published_.load(std::memory_order_acquire) != seen; });
-      std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      if (joined_ >= job_.helpers) continue;  // the job has all the threads it can use
-      ++joined_;
-      job = job_;
-      ++active_workers_;
-      active_now_.store(active_workers_, std::memory_order_relaxed);
+    uint64_t t = ticket_.load(std::memory_order_acquire);
+    if (generation(t) == seen) {
+      if (!wait_for_job(seen)) return;
+      continue;
     }
+    seen = generation(t);
+    bool in = false;
+    while ((t & kClosed) == 0 && joined(t) < allowed(t)) {
+      if (ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        in = true;
+        break;
+      }
+      if (generation(t) != seen) break;  // already the next job: the loop looks at it afresh
+    }
+    if (!in) continue;
+    // Joined: the caller neither returns nor rewrites job_ until we leave.
+    const Job job = job_;
     {
       ParallelChunkScope scope;
       work_on(job);
     }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      --active_workers_;
-      active_now_.store(active_workers_, std::memory_order_release);
-    }
-    done_.notify_all();
+    left_.fetch_add(1, std::memory_order_release);
+    left_.notify_one();
   }
 }
 
@@ -69,34 +83,31 @@ void ThreadPool::for_range(int64_t n, int64_t grain, FunctionRef<void(int64_t, i
     return;
   }
   const int64_t chunk = chunk_length(n, grain, threads());
+  const auto helpers =
+      static_cast<uint64_t>(std::min<int64_t>(static_cast<int64_t>(workers_.size()), max_chunks - 1));
   std::lock_guard<std::mutex> one_job(job_mutex_);
-  {
-    // A worker that woke late for the previous job may still hold it; let it leave before the
-    // shared counters are reset, or it would run the old job's function on new chunks.
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return active_workers_ == 0; });
-    job_ = Job{&fn, n, chunk, (n + chunk - 1) / chunk,
-               static_cast<int>(std::min<int64_t>(static_cast<int64_t>(workers_.size()), max_chunks - 1))};
-    joined_ = 0;
-    next_.store(0, std::memory_order_relaxed);
-    finished_.store(0, std::memory_order_relaxed);
-    ++generation_;
-    published_.store(generation_, std::memory_order_release);
+  // The previous job's ticket is closed and everyone who joined it has left (below), so nobody
+  // reads these while they are written.
+  job_ = Job{&fn, n, chunk, (n + chunk - 1) / chunk};
+  next_.store(0, std::memory_order_relaxed);
+  left_.store(0, std::memory_order_relaxed);
+  ++generation_;
+  ticket_.store(ticket(generation_, helpers), std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lock(sleep_mutex_); }
+    // Spinning workers may take the places first; a woken one that finds none sleeps again.
+    const int wake = std::min<int>(sleepers_.load(std::memory_order_relaxed), static_cast<int>(helpers));
+    for (int i = 0; i < wake; ++i) wake_.notify_one();
   }
-  // Workers spinning on published_ join without a notification; the rest sleep, and waking
-  // more than the job can take would only make them skip it.
-  for (int i = 0; i < job_.helpers; ++i) wake_.notify_one();
   {
     ParallelChunkScope scope;
     work_on(job_);
   }
-  spin_until([&] {
-    return finished_.load(std::memory_order_acquire) == job_.chunks &&
-           active_now_.load(std::memory_order_acquire) == 0;
-  });
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(
-      lock, [&] { return finished_.load(std::memory_order_acquire) == job_.chunks && active_workers_ == 0; });
+  // Every chunk is taken: close the ticket, then wait for the workers that joined.
+  const auto in = static_cast<int>(joined(ticket_.fetch_or(kClosed, std::memory_order_acq_rel)));
+  if (spin_until([&] { return left_.load(std::memory_order_acquire) >= in; })) return;
+  for (int l = left_.load(std::memory_order_acquire); l < in; l = left_.load(std::memory_order_acquire))
+    left_.wait(l, std::memory_order_acquire);
 }
 
 }  // namespace weave
