@@ -1,8 +1,9 @@
 // ExpandDepthwise (core/kernels/fast/nhwc.h): a 1x1 expansion Conv feeding a depthwise Conv, fused
 // by the fast registry's graph pass into one banded node. Each case builds the two-conv graph,
 // compiles it, and runs it through a Factory of the fast registry (which must hold exactly one
-// ExpandDepthwise node) and one of the reference kernels, at 1 and 2 threads: the outputs must
-// agree. The cases cover the band logic's edges: strides 1-3, dilation, padding of 0..2 rows,
+// ExpandDepthwise node) and one of the reference kernels, at 1, 2, 4 and 16 threads: the outputs
+// must agree (at 4 and 16 threads maps whose bands would feed less than half the threads run
+// whole). The cases cover the band logic's edges: strides 1-3, dilation, padding of 0..2 rows,
 // windows reaching past the bottom, images narrower than a refill, batch 2 (a band crossing
 // images), one output row, and every fused activation on either conv.
 #define BOOST_TEST_MODULE expand_depthwise
@@ -82,7 +83,7 @@ void check(const Case& k) {
   const auto x = random_floats(static_cast<std::size_t>(k.n * k.cin * k.h * k.w), 5, 1.f);
   const Dims in{k.n, k.cin, k.h, k.w};
   const auto ref = run_fused_graph(*c, &KernelRegistry::reference(), 1, in, x);
-  for (int threads : {1, 2}) {
+  for (int threads : {1, 2, 4, 16}) {
     int fused = 0;
     const auto fast =
         run_fused_graph(*c, &KernelRegistry::global(), threads, in, x, "ExpandDepthwise", &fused);

@@ -122,3 +122,24 @@ BOOST_AUTO_TEST_CASE(small_ops_stay_on_one_thread_large_ones_use_all) {
   const int64_t att = threads_used(attention);
   BOOST_TEST(att >= 4);
 }
+
+BOOST_AUTO_TEST_CASE(batch_one_products_count_the_weights_they_stream) {
+  if (!have_fast()) return;
+  // A classifier at batch 1, 1280 -> 1000 (2.6 MFLOP, 5.1 MB of weights read once): memory-bound,
+  // so every thread streams a share of the weights, where its arithmetic alone would justify 2.
+  KernelCase classifier;
+  classifier.op = "Gemm";
+  classifier.attrs.set("transB", int64_t{1});
+  classifier.inputs.push_back(random_f32(Dims{1, 1280}, 7));
+  classifier.inputs.push_back(random_f32(Dims{1000, 1280}, 8));
+  classifier.constant = {false, true};
+  BOOST_TEST(threads_used(classifier) == 16);
+  // 64 -> 48 (12 kB): one thread.
+  KernelCase small;
+  small.op = "Gemm";
+  small.attrs.set("transB", int64_t{1});
+  small.inputs.push_back(random_f32(Dims{1, 64}, 9));
+  small.inputs.push_back(random_f32(Dims{48, 64}, 10));
+  small.constant = {false, true};
+  BOOST_TEST(threads_used(small) == 1);
+}

@@ -20,7 +20,7 @@ namespace {
 // narrow images still give the micro-kernel full register tiles.
 constexpr int64_t kMinRefillPixels = 64;
 // Bands (and scratch slices) per node at most: the parallel split is by bands.
-constexpr int64_t kMaxBands = 8;
+constexpr int64_t kMaxBands = 16;
 // A band has at least kMinBandRows rows: neighbouring bands both expand the rows their windows
 // share (kernel height - stride per boundary), and a split by rows of a short image is uneven.
 constexpr int64_t kMinBandRows = 3;
@@ -30,7 +30,9 @@ constexpr int64_t kMinBandRows = 3;
 // the depthwise runs on it, if that expansion fits in kWholeMapBytes (small enough to stay in L2
 // between the two steps). Its three 7x7 nodes at 2 threads: 0.17-0.18 -> 0.14 ms each (medians
 // of 6 interleaved runs of `weave bench --profile`); its 14x14 and 28x28 ones were 5-10% slower
-// whole, so they keep their bands.
+// whole, so they keep their bands. A map also runs whole when its bands (at least kMinBandRows
+// rows each) would feed less than half the threads its work justifies: on 16 cores a 7x7 map
+// has 2 bands, but its expansion splits over every thread and its depthwise over 7 rows.
 constexpr int64_t kWholeMapBytes = int64_t{1} << 20;
 
 class ExpandDepthwise final : public Kernel {
@@ -94,13 +96,16 @@ class ExpandDepthwise final : public Kernel {
     // pixels, about) and the depthwise taps.
     const double work = 2.0 * static_cast<double>(xd[0] * b.IH * b.IW * Cin_ * C_) +
                         2.0 * static_cast<double>(rows * b.OW * C_ * KH_ * KW_);
-    const int64_t n_bands = bands(rows, std::min<int64_t>(bands_, threads_for(ctx.parallel, work)));
+    const int threads = threads_for(ctx.parallel, work);
+    const int64_t n_bands = bands(rows, std::min<int64_t>(bands_, threads));
     const int64_t slice = slice_floats(b.geo);
     const float* x = ctx.inputs[0].as<float>();
     float* y = kern::out_f32(ctx, 0);
     auto* scratch = reinterpret_cast<float*>(ctx.workspace.data());
     const int64_t shared_rows = std::max<int64_t>(0, b.span - b.SH);  // per band boundary
-    if (n_bands > 1 && rows < 2 * shared_rows * n_bands && whole_floats(b.geo) > 0) {
+    const bool overlap = n_bands > 1 && rows < 2 * shared_rows * n_bands;
+    const bool few_bands = threads >= 4 && 2 * n_bands <= threads;
+    if ((overlap || few_bands) && whole_floats(b.geo) > 0) {
       for (int64_t n = 0; n < xd[0]; ++n)
         run_whole(b, x + n * b.IH * b.IW * Cin_, y + n * b.OH * b.OW * C_, scratch, ctx.parallel);
       return;

@@ -264,15 +264,21 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
   const bool direct =
       taps == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.IH && g.OW == g.IW;
   if (direct && P == 1 && g.groups == 1) {
-    // GEMV: full panels four at a time, split over the threads; the last (narrower) panel and
-    // any left over go through the tile.
+    // GEMV: full panels up to four at a time (fewer when that leaves threads without a task),
+    // split over the threads; the last (narrower) panel and any left over go through the tile.
+    // A batch-1 product reads each weight once for 2 flops: memory-bound, so the weights count
+    // as the elements of a streaming op do (parallel.h), not by their arithmetic alone. A
+    // 1280x960 classifier is 2.5 MFLOP (2 threads) but 4.9 MB to stream (every thread).
     const int64_t full = g.Mg / kNR;
-    const int64_t quads = (full + 3) / 4;
-    const double work = 2.0 * static_cast<double>(g.N * g.Mg * g.Cg);
-    par.for_range(g.N * quads, grain_for(par, g.N * quads, work), [&](int64_t q0, int64_t q1) {
+    const double work = std::max(2.0 * static_cast<double>(g.N * g.Mg * g.Cg),
+                                 static_cast<double>(g.Mg * g.Cg) * kElementWork / 2);
+    const int64_t threads = threads_for(par, work);
+    const int64_t per = full >= 4 * threads ? 4 : full >= 2 * threads ? 2 : 1;  // panels per task
+    const int64_t groups = (full + per - 1) / per;
+    par.for_range(g.N * groups, grain_for(par, g.N * groups, work), [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
-        const int64_t n = q / quads, j0 = (q % quads) * 4;
-        const int np = static_cast<int>(full - j0 < 4 ? full - j0 : 4);
+        const int64_t n = q / groups, j0 = (q % groups) * per;
+        const int np = static_cast<int>(full - j0 < per ? full - j0 : per);
         const int64_t col0 = j0 * kNR;
         gemv_panels(g.x + n * g.x_image, g.Cg, g.w + j0 * g.layout.panel_floats, g.layout.panel_floats, np,
                     g.y + n * g.y_image + col0, g.bias != nullptr ? g.bias + col0 : nullptr,
