@@ -86,6 +86,9 @@ int main(int argc, char** argv) {
                 ideal);
     auto& budget = weave::ThreadBudget::global();
     if (!budget.set_threads(t).ok()) continue;
+    // As Executor::run() does: one slot held for the whole run, so each for_range borrows
+    // helpers without taking (and pinning) a slot of its own.
+    weave::ComputeToken token;
     const double b = per_call_us(budget.parallel(t), t, calls, iters);
     std::printf("{\"pool\":\"budget\",\"threads\":%d,\"us_per_call\":%.2f,\"ideal_us\":%.2f}\n", t, b, ideal);
     std::fflush(stdout);
