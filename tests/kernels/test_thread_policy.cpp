@@ -123,23 +123,22 @@ BOOST_AUTO_TEST_CASE(small_ops_stay_on_one_thread_large_ones_use_all) {
   BOOST_TEST(att >= 4);
 }
 
+// A fully connected layer at batch 1: [1, in] x [out, in]^T.
+KernelCase batch_one_gemm(int64_t in, int64_t out, uint32_t seed) {
+  KernelCase kc;
+  kc.op = "Gemm";
+  kc.attrs.set("transB", int64_t{1});
+  kc.inputs.push_back(random_f32(Dims{1, in}, seed));
+  kc.inputs.push_back(random_f32(Dims{out, in}, seed + 1));
+  kc.constant = {false, true};
+  return kc;
+}
+
 BOOST_AUTO_TEST_CASE(batch_one_products_count_the_weights_they_stream) {
   if (!have_fast()) return;
-  // A classifier at batch 1, 1280 -> 1000 (2.6 MFLOP, 5.1 MB of weights read once): memory-bound,
-  // so every thread streams a share of the weights, where its arithmetic alone would justify 2.
-  KernelCase classifier;
-  classifier.op = "Gemm";
-  classifier.attrs.set("transB", int64_t{1});
-  classifier.inputs.push_back(random_f32(Dims{1, 1280}, 7));
-  classifier.inputs.push_back(random_f32(Dims{1000, 1280}, 8));
-  classifier.constant = {false, true};
-  BOOST_TEST(threads_used(classifier) == 16);
+  // A classifier, 1280 -> 1000 (2.6 MFLOP, 5.1 MB of weights read once): memory-bound, so every
+  // thread streams a share of the weights, where its arithmetic alone would justify 2.
+  BOOST_TEST(threads_used(batch_one_gemm(1280, 1000, 7)) == 16);
   // 64 -> 48 (12 kB): one thread.
-  KernelCase small;
-  small.op = "Gemm";
-  small.attrs.set("transB", int64_t{1});
-  small.inputs.push_back(random_f32(Dims{1, 64}, 9));
-  small.inputs.push_back(random_f32(Dims{48, 64}, 10));
-  small.constant = {false, true};
-  BOOST_TEST(threads_used(small) == 1);
+  BOOST_TEST(threads_used(batch_one_gemm(64, 48, 9)) == 1);
 }
