@@ -15,7 +15,7 @@ import re
 import sys
 
 LAYERS = ["common", "graph", "threads", "kernels", "compiler", "params", "runtime", "artifact", "import",
-          "loader", "stream", "vision", "track"]
+          "loader", "stream", "vision", "track", "publish"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(core/[^"]+)"', re.M)
 
 

@@ -30,6 +30,9 @@ pkgs=(
   clang-16 libclang-rt-16-dev llvm-16
   # bench/run.sh: the latency chart, and OpenCV DNN as a peer (PyTorch is above)
   python3-matplotlib python3-opencv
+  # weavepublish: MQTT (libmosquitto; the broker for its tests) and Kafka (librdkafka, whose
+  # mock cluster serves the tests) -- docs/deployment.md
+  libmosquitto-dev mosquitto librdkafka-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

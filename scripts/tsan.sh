@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # ThreadSanitizer job: builds the thread tests (tests/threads: the process-wide budget, ThreadPool, one
+# publisher queue with its thread (tests/publish/test_publisher.cpp), one
 # Factory shared by eight threads) in a separate build directory with -Db_sanitize=thread and
 # runs them. Any data race, lock-order inversion or deadlock TSAN sees fails the job.
 #
@@ -21,7 +22,7 @@ if [ ! -f "$dir/build.ninja" ]; then
   meson setup "$dir" -Db_sanitize=thread -Dgstreamer=disabled -Dtools=disabled "${models[@]}"
 fi
 ninja -C "$dir" -j"${TSAN_JOBS:-1}" tests/threads/test_thread_budget tests/threads/test_factory_threads \
-  tests/threads/test_thread_pool \
+  tests/threads/test_thread_pool tests/publish/test_publisher \
   tests/threads/test_workspace
 export TSAN_OPTIONS="second_deadlock_stack=1 history_size=4 ${TSAN_OPTIONS:-}"
 export WEAVE_THREAD_TEST_ITERS=${WEAVE_THREAD_TEST_ITERS:-2}
