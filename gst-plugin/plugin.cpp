@@ -11,6 +11,7 @@ static gboolean plugin_init(GstPlugin* plugin) {
   ok = GST_ELEMENT_REGISTER(weavemeta, plugin) && ok;
   ok = GST_ELEMENT_REGISTER(weaveoverlay, plugin) && ok;
   ok = GST_ELEMENT_REGISTER(weavetrack, plugin) && ok;
+  ok = GST_ELEMENT_REGISTER(weavepublish, plugin) && ok;
   return ok;
 }
 

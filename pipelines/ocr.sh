@@ -4,6 +4,7 @@
 # onto the frames by weavemeta, drawn by weaveoverlay (the cascade is pipelines/ocr_cascade.txt).
 #
 #   pipelines/ocr.sh [INPUT] [--json FILE] [--out FILE] [--frame FILE] [--frames N] [--track]
+#                    [--publish URI [--camera ID]]
 #
 #   INPUT         a video file (anything decodebin reads) or an image (.png, .jpg, .jpeg).
 #                 Default: a video of known text that render_text draws with GStreamer's
@@ -21,10 +22,14 @@
 #                 of the track with the highest summed score so far), best, or frame (its own).
 #   --interval N  with --track: detect text on every N-th frame only (the tracks fill in the
 #                 frames between) and read each track's text on its first frame and every N-th.
+#   --publish URI also send each frame's texts as a JSON message (weavepublish) to
+#                 mqtt://HOST:PORT/TOPIC, kafka://HOST:PORT/TOPIC or file:///PATH, each with
+#                 "camera" (--camera ID; default: the input's file name) and "frame"
+#                 (docs/deployment.md).
 # Prints the texts read and the frame rate of the whole run.
 source "$(dirname "$0")/lib.sh"
 
-input="" json="" annotated="" frame="" frames=40 track="" track_results=vote interval=1
+input="" json="" annotated="" frame="" frames=40 track="" track_results=vote interval=1 publish="" camera=""
 while [ $# -gt 0 ]; do
   case $1 in
     --json) json=$2; shift 2 ;;
@@ -35,7 +40,9 @@ while [ $# -gt 0 ]; do
     --track) track="weavetrack name=track"; shift ;;
     --track-results) track_results=$2; shift 2 ;;
     --interval) interval=$2; shift 2 ;;
-    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    --publish) publish=$2; shift 2 ;;
+    --camera) camera=$2; shift 2 ;;
+    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) input=$1; shift ;;
   esac
@@ -85,11 +92,22 @@ if [ -n "$frame" ]; then
   sink="tee name=annotated annotated. ! queue ! $sink
   annotated. ! queue ! videoconvert ! pngenc ! multifilesink location=$frames_dir/%05d.png"
 fi
+publisher=""
+if [ -n "$publish" ]; then
+  [ -n "$camera" ] || camera=$(basename "${input%.*}")
+  publisher="weavepublish name=publish uri=$publish camera=$camera !"
+fi
 desc="filesrc location=$input ! decodebin ! videoconvert ! video/x-raw,format=RGB
-  ! $cascade ! weaveoverlay ! $sink"
+  ! $cascade ! $publisher weaveoverlay ! $sink"
 # The frames read are the JSON lines weavemeta wrote (one per frame), whatever the input's length.
 launch "@$results" "$desc" ", 3 models each"
 [ "$annotated" != none ] && echo "annotated: $annotated"
+if [ -n "$publish" ]; then
+  case $publish in
+    file://*) echo "published: $(wc -l <"${publish#file://}") messages to $publish (camera $camera)" ;;
+    *) echo "published to $publish (camera $camera); weavepublish logs drops and lost connections" ;;
+  esac
+fi
 if [ -n "$frame" ]; then
   pngs=("$frames_dir"/*.png)
   cp "${pngs[$(((${#pngs[@]} - 1) / 2))]}" "$frame"
