@@ -6,7 +6,10 @@
 #   pipelines/ocr.sh [INPUT] [--json FILE] [--out FILE] [--frame FILE] [--frames N] [--track]
 #                    [--publish URI [--camera ID]]
 #
-#   INPUT         a video file (anything decodebin reads) or an image (.png, .jpg, .jpeg).
+#   INPUT         a video file (anything decodebin reads), an image (.png, .jpg, .jpeg), or a
+#                 URI: rtsp://HOST:PORT/PATH (a camera; build/pipelines/rtsp_serve serves test
+#                 ones on loopback), or any URI uridecodebin reads. A live camera never ends:
+#                 --frames N stops after N frames.
 #                 Default: a video of known text that render_text draws with GStreamer's
 #                 textoverlay (build/pipelines/ocr_input.webm, N frames, default 40); what was
 #                 read is then scored against what was drawn.
@@ -29,14 +32,14 @@
 # Prints the texts read and the frame rate of the whole run.
 source "$(dirname "$0")/lib.sh"
 
-input="" json="" annotated="" frame="" frames=40 track="" track_results=vote interval=1 publish="" camera=""
+input="" json="" annotated="" frame="" frames=40 track="" track_results=vote interval=1 publish="" camera="" frames_set=""
 while [ $# -gt 0 ]; do
   case $1 in
     --json) json=$2; shift 2 ;;
     --out) annotated=$2; shift 2 ;;
     --frame) frame=$2; shift 2 ;;
-    --frames) frames=$2; shift 2 ;;
-    --frames=*) frames=${1#*=}; shift ;;
+    --frames) frames=$2 frames_set=1; shift 2 ;;
+    --frames=*) frames=${1#*=} frames_set=1; shift ;;
     --track) track="weavetrack name=track"; shift ;;
     --track-results) track_results=$2; shift 2 ;;
     --interval) interval=$2; shift 2 ;;
@@ -58,10 +61,20 @@ if [ -z "$input" ]; then
   truth=$out/ocr_truth.jsonl
   "$build/pipelines/render_text" "$input" --truth "$truth" --frames "$frames"
 fi
-[ -f "$input" ] || { echo "no such file: $input" >&2; exit 2; }
+# A file, or a URI (a camera over RTSP, or whatever uridecodebin reads).
+case $input in
+  rtsp://*) source="rtspsrc location=$input protocols=tcp latency=200 ! decodebin" ;;
+  *://*) source="uridecodebin uri=$input" ;;
+  *)
+    [ -f "$input" ] || { echo "no such file: $input" >&2; exit 2; }
+    source="filesrc location=$input ! decodebin"
+    ;;
+esac
+# A URI's stream may not end (a live camera): --frames N ends it after N frames.
+[ "$source" = "filesrc location=$input ! decodebin" ] || [ -z "$frames_set" ] || source="$source ! identity eos-after=$frames"
 
 image=false
-case ${input,,} in *.png | *.jpg | *.jpeg) image=true ;; esac
+case ${input,,} in *://*) ;; *.png | *.jpg | *.jpeg) image=true ;; esac
 if [ -z "$annotated" ]; then
   if $image; then annotated=$out/ocr_annotated.png; else annotated=$out/ocr_annotated.webm; fi
 fi
@@ -94,10 +107,10 @@ if [ -n "$frame" ]; then
 fi
 publisher=""
 if [ -n "$publish" ]; then
-  [ -n "$camera" ] || camera=$(basename "${input%.*}")
+  [ -n "$camera" ] || camera=$(basename "${input%.*}")  # a file's name, a URI's last part
   publisher="weavepublish name=publish uri=$publish camera=$camera !"
 fi
-desc="filesrc location=$input ! decodebin ! videoconvert ! video/x-raw,format=RGB
+desc="$source ! videoconvert ! video/x-raw,format=RGB
   ! $cascade ! $publisher weaveoverlay ! $sink"
 # The frames read are the JSON lines weavemeta wrote (one per frame), whatever the input's length.
 launch "@$results" "$desc" ", 3 models each"

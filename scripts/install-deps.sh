@@ -33,6 +33,9 @@ pkgs=(
   # weavepublish: MQTT (libmosquitto; the broker for its tests) and Kafka (librdkafka, whose
   # mock cluster serves the tests) -- docs/deployment.md
   libmosquitto-dev mosquitto librdkafka-dev
+  # live input over RTSP: rtspsrc (gstreamer1.0-rtsp, plugins-good) and the loopback cameras of
+  # pipelines/app/rtsp_serve.cpp and its tests (gst-rtsp-server)
+  libgstrtspserver-1.0-dev gstreamer1.0-rtsp
 )
 missing=()
 for p in "${pkgs[@]}"; do
