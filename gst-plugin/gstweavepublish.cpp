@@ -3,9 +3,9 @@
  * @title: weavepublish
  *
  * Sends one JSON message per frame -- the frame's regions as weavemeta's `json` writes them,
- * with the camera's id and the frame's number in front:
- * `{"camera":"door-3","frame":12,"pts":480000000,"texts":[...],"objects":[...]}` -- to
- * #GstWeavePublish:uri, and passes the frame on unchanged:
+ * with the camera's id, the frame's number, the wall-clock time and #GstWeavePublish:tags in
+ * front: `{"camera":"door-3","frame":12,"time":1795713467.125,"pts":480000000,"texts":[...]}`
+ * -- to #GstWeavePublish:uri, and passes the frame on unchanged:
  *
  *  - `mqtt://[USER[:PASSWORD]@]HOST[:PORT]/TOPIC`: an MQTT broker (libmosquitto), QoS 1 by
  *    default (#GstWeavePublish:qos): a message counts as sent when the broker acknowledges it;
@@ -64,6 +64,7 @@ enum {
   PROP_0,
   PROP_URI,
   PROP_CAMERA,
+  PROP_TAGS,
   PROP_QUEUE_SIZE,
   PROP_WHEN_FULL,
   PROP_FLUSH_TIMEOUT,
@@ -87,14 +88,14 @@ constexpr guint kDefaultFlushTimeoutMs = 5000;
 
 struct PublishState {
   std::mutex lock;  // guards the settings and `publisher` (not its own state)
-  std::string uri, camera, client_id, username, password, tls_ca, tls_cert, tls_key;
+  std::string uri, camera, tags, client_id, username, password, tls_ca, tls_cert, tls_key;
+  wp::MessageHeader header;  // camera and tags from start(); frame and time per frame
   guint queue_size = kDefaultQueueSize;
   wp::WhenFull when_full = wp::WhenFull::drop_oldest;
   guint flush_timeout_ms = kDefaultFlushTimeoutMs;
   gint qos = 1;
   std::unique_ptr<wp::Publisher> publisher;
   weave::vision::RegionLines lines;
-  uint64_t frame = 0;
   bool flushed_at_eos = false;
   uint64_t undelivered = 0;  // left in the queue at the end of a stream or at stop
   weave::stream::WorkTime work;
@@ -147,11 +148,18 @@ static gboolean gst_weave_publish_start(GstBaseTransform* trans) {
                       (nullptr));
     return FALSE;
   }
+  auto tags = wp::parse_tags(s.tags);
+  if (!tags) {
+    GST_ELEMENT_ERROR(trans, RESOURCE, SETTINGS, ("weavepublish: %s", tags.error().message().c_str()),
+                      (nullptr));
+    return FALSE;
+  }
   if (s.camera.empty()) {
     gchar* name = gst_element_get_name(GST_ELEMENT(trans));
     s.camera = name;
     g_free(name);
   }
+  s.header = wp::MessageHeader{s.camera, 0, 0, std::move(*tags)};
   wp::TransportOptions to;
   to.client_id = s.client_id.empty() ? "weave-" + s.camera : s.client_id;
   to.username = s.username;
@@ -190,7 +198,6 @@ static gboolean gst_weave_publish_start(GstBaseTransform* trans) {
         }
       });
   s.lines = weave::vision::RegionLines();
-  s.frame = 0;
   s.flushed_at_eos = false;
   GST_DEBUG_OBJECT(trans, "publishing camera %s to %s", s.camera.c_str(), uri->text.c_str());
   return TRUE;
@@ -228,7 +235,9 @@ static GstFlowReturn gst_weave_publish_transform_ip(GstBaseTransform* trans, Gst
   const auto regions = weave::caps::read_regions(buffer);
   std::optional<uint64_t> pts;
   if (GST_BUFFER_PTS_IS_VALID(buffer)) pts = GST_BUFFER_PTS(buffer);
-  std::string message = wp::frame_message(s.camera, s.frame++, pts, regions, s.lines);
+  s.header.time = static_cast<double>(g_get_real_time()) / 1e6;
+  std::string message = wp::frame_message(s.header, pts, regions, s.lines);
+  ++s.header.frame;
   wp::Publisher* publisher = s.publisher.get();
   const std::string key = s.camera;
   lock.unlock();  // push may block (when-full=block): property reads go on meanwhile
@@ -285,6 +294,9 @@ static void gst_weave_publish_set_property(GObject* object, guint prop_id, const
     case PROP_CAMERA:
       set_string(s.camera, value);
       break;
+    case PROP_TAGS:
+      set_string(s.tags, value);
+      break;
     case PROP_QUEUE_SIZE:
       s.queue_size = g_value_get_uint(value);
       break;
@@ -333,6 +345,9 @@ static void gst_weave_publish_get_property(GObject* object, guint prop_id, GValu
       break;
     case PROP_CAMERA:
       str(s.camera);
+      break;
+    case PROP_TAGS:
+      str(s.tags);
       break;
     case PROP_QUEUE_SIZE:
       g_value_set_uint(value, s.queue_size);
@@ -418,6 +433,12 @@ static void gst_weave_publish_class_init(GstWeavePublishClass* klass) {
           "The stream's id in every message (\"camera\") and the Kafka message key; NULL = the "
           "element's name",
           nullptr, rw));
+  g_object_class_install_property(
+      gobject_class, PROP_TAGS,
+      g_param_spec_string("tags", "Tags",
+                          "More string fields for every message, as key=value,key=value (e.g. "
+                          "site=north,worker=w1); keys are letters, digits, _ and -",
+                          nullptr, rw));
   g_object_class_install_property(
       gobject_class, PROP_QUEUE_SIZE,
       g_param_spec_uint("queue-size", "Queue size",

@@ -3,6 +3,7 @@
 // started mid-stream (nothing lost within the queue, connection events on the bus); the drop
 // counter and its bus message beyond the queue's bound; a bad URI refused at start.
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -96,7 +97,7 @@ BOOST_AUTO_TEST_CASE(publish_writes_one_message_per_frame_to_a_file) {
   TempDir dir;
   const std::string path = (dir.path / "out.jsonl").string();
   {
-    Publish p("weavepublish name=p camera=door-3 uri=file://" + path);
+    Publish p("weavepublish name=p camera=door-3 tags=site=north,worker=w1 uri=file://" + path);
     for (int i = 0; i < 10; ++i) p.push(i, /*regions=*/i != 4);
     p.eos();
     BOOST_TEST(p.u64("sent") == 10u);
@@ -108,9 +109,14 @@ BOOST_AUTO_TEST_CASE(publish_writes_one_message_per_frame_to_a_file) {
   BOOST_TEST_REQUIRE(lines.size() == 10u);
   for (int i = 0; i < 10; ++i) {
     const std::string& l = lines[static_cast<std::size_t>(i)];
-    const std::string head = "{\"camera\":\"door-3\",\"frame\":" + std::to_string(i) +
-                             ",\"pts\":" + std::to_string(static_cast<long long>(i) * 40000000) + ",";
+    const std::string head = "{\"camera\":\"door-3\",\"frame\":" + std::to_string(i) + ",\"time\":";
     BOOST_TEST(l.rfind(head, 0) == 0u, l);
+    // The wall clock in seconds, then the tags, then weavemeta's line.
+    const double t = std::stod(l.substr(head.size()));
+    BOOST_TEST(std::abs(t - static_cast<double>(g_get_real_time()) / 1e6) < 60.0, l);
+    const std::string rest = ",\"site\":\"north\",\"worker\":\"w1\",\"pts\":" +
+                             std::to_string(static_cast<long long>(i) * 40000000) + ",";
+    BOOST_TEST(l.find(rest) != std::string::npos, l);
     if (i == 4) {
       BOOST_TEST(l.find("\"texts\":[]") != std::string::npos, l);  // a frame without: empty arrays
       BOOST_TEST(l.find("\"objects\":[]") != std::string::npos, l);
@@ -156,20 +162,35 @@ BOOST_AUTO_TEST_CASE(publish_counts_and_reports_what_a_full_queue_drops) {
   BOOST_TEST(contains(p.events(), "undelivered"));
 }
 
-BOOST_AUTO_TEST_CASE(publish_refuses_a_bad_uri_at_start) {
-  GstElement* pipe = gst_parse_launch(
-      "fakesrc num-buffers=1 ! weavepublish uri=mqtt://host-without-topic ! fakesink", nullptr);
+// The message of the first error a pipeline posts when it is started.
+std::string first_error(const char* launch) {
+  GstElement* pipe = gst_parse_launch(launch, nullptr);
   BOOST_TEST_REQUIRE(pipe != nullptr);
   GstBus* bus = gst_element_get_bus(pipe);
   gst_element_set_state(pipe, GST_STATE_PLAYING);
   GstMessage* m = gst_bus_timed_pop_filtered(bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
-  BOOST_TEST_REQUIRE(m != nullptr);
-  GError* err = nullptr;
-  gst_message_parse_error(m, &err, nullptr);
-  BOOST_TEST(std::string(err->message).find("no topic") != std::string::npos, err->message);
-  g_error_free(err);
-  gst_message_unref(m);
+  std::string text = "(no error)";
+  if (m != nullptr) {
+    GError* err = nullptr;
+    gst_message_parse_error(m, &err, nullptr);
+    text = err->message;
+    g_error_free(err);
+    gst_message_unref(m);
+  }
   gst_element_set_state(pipe, GST_STATE_NULL);
   gst_object_unref(bus);
   gst_object_unref(pipe);
+  return text;
+}
+
+BOOST_AUTO_TEST_CASE(publish_refuses_tags_that_are_not_key_value) {
+  const std::string e =
+      first_error("fakesrc num-buffers=1 ! weavepublish uri=file:///dev/null tags=pts=1 ! fakesink");
+  BOOST_TEST(e.find("'pts' is a key of the message itself") != std::string::npos, e);
+}
+
+BOOST_AUTO_TEST_CASE(publish_refuses_a_bad_uri_at_start) {
+  const std::string e =
+      first_error("fakesrc num-buffers=1 ! weavepublish uri=mqtt://host-without-topic ! fakesink");
+  BOOST_TEST(e.find("no topic") != std::string::npos, e);
 }
