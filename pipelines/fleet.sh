@@ -2,7 +2,7 @@
 # Cameras spread over workers through Kafka, one worker killed mid-run, on loopback:
 #
 #   pipelines/fleet.sh [--workers N] [--cameras M] [--seconds S] [--kill-worker-after K]
-#                      [--pipeline ocr|decode] [--fps F]
+#                      [--pipeline ocr|decode] [--fps F] [--session-timeout-ms T] [--bad-jobs]
 #
 # M live test cameras served over RTSP (build/pipelines/rtsp_serve, each showing "CAM-k"), a
 # Kafka cluster (librdkafka's mock cluster in `weave-worker mock-kafka`, the real protocol on a
@@ -19,9 +19,14 @@
 # lost: produced, never delivered; duplicates: messages read back more than once; max_gap_s: the
 # longest stretch of wall-clock time a camera had no result, between its first result and the
 # end, the kill included; cameras_after_kill: cameras with results after the kill.
+# --session-timeout-ms: the consumer group's session timeout, how soon a dead worker's cameras move
+# (default 3000 against the mock cluster; a real broker's group.min.session.timeout.ms is 6000 by
+# default). --bad-jobs adds two jobs that cannot run, a camera nobody serves and an unknown
+# pipeline: their workers report them by camera, and the other cameras go on ("bad_jobs_reported"
+# in the JSON: how many of the two a worker's log names).
 source "$(dirname "$0")/lib.sh"
 
-workers=2 cameras=3 seconds=40 kill_after=15 pipeline=ocr fps=5
+workers=2 cameras=3 seconds=40 kill_after=15 pipeline=ocr fps=5 session_ms=3000 bad_jobs=""
 while [ $# -gt 0 ]; do
   case $1 in
     --workers) workers=$2; shift 2 ;;
@@ -30,7 +35,9 @@ while [ $# -gt 0 ]; do
     --kill-worker-after) kill_after=$2; shift 2 ;;
     --pipeline) pipeline=$2; shift 2 ;;
     --fps) fps=$2; shift 2 ;;
-    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    --session-timeout-ms) session_ms=$2; shift 2 ;;
+    --bad-jobs) bad_jobs=1; shift ;;
+    -h | --help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -74,12 +81,16 @@ while read -r url; do
   echo "{\"camera\":\"cam-$k\",\"source\":\"$url\",\"pipeline\":\"$pipeline\"}"
   k=$((k + 1))
 done <"$dir/cameras.txt" >"$dir/jobs.jsonl"
+if [ -n "$bad_jobs" ]; then
+  echo '{"camera":"bad-dead","source":"rtsp://127.0.0.1:1/nobody","pipeline":"decode"}' >>"$dir/jobs.jsonl"
+  echo "{\"camera\":\"bad-pipeline\",\"source\":\"$(head -1 "$dir/cameras.txt")\",\"pipeline\":\"no-such\"}" >>"$dir/jobs.jsonl"
+fi
 echo "kafka $brokers; $cameras cameras, $workers workers, pipeline $pipeline"
 "$worker" submit --brokers "$brokers" --spread yes "$dir/jobs.jsonl"
 start=$(date +%s.%N)
 wpids=()
 for ((w = 0; w < workers; w++)); do
-  "$worker" run --brokers "$brokers" --id "w$w" --produced-dir "$dir" \
+  "$worker" run --brokers "$brokers" --id "w$w" --produced-dir "$dir" --session-timeout-ms "$session_ms" \
     --cascade "$root/pipelines/ocr_cascade.txt" --models "$ocr" --cache "$cache" >"$dir/w$w.log" 2>&1 &
   wpids+=($!)
   pids+=($!)
@@ -101,11 +112,20 @@ end=$(date +%s.%N)
 for ((w = 0; w < workers; w++)); do [ "$w" = "$victim" ] || kill -TERM "${wpids[$w]}" 2>/dev/null || true; done
 for ((w = 0; w < workers; w++)); do [ "$w" = "$victim" ] || wait "${wpids[$w]}" 2>/dev/null || true; done
 "$worker" results --brokers "$brokers" --idle 3 --out "$dir/results.jsonl"
-for ((w = 0; w < workers; w++)); do sed "s/^/  /" "$dir/w$w.log" | grep -E 'assigned|revoked|started|stopped|failed' | head -20; done
+for ((w = 0; w < workers; w++)); do
+  sed "s/^/  /" "$dir/w$w.log" | grep -E 'assigned|revoked|started|stopped|failed|unknown' | sort -u -k2 | head -20
+done
 
-/usr/bin/python3 - "$dir" "$cameras" "$workers" "$killed_at" "$end" <<'PY'
+# With --bad-jobs: how many of the two bad jobs a worker reported by camera.
+bad_reported=""
+if [ -n "$bad_jobs" ]; then
+  bad_reported=$(($(cat "$dir"/w*.log | grep -c 'camera bad-dead (rtsp://127.0.0.1:1/nobody) failed' | awk '{print ($1 > 0)}') +
+    $(cat "$dir"/w*.log | grep -c 'camera bad-pipeline: unknown pipeline' | awk '{print ($1 > 0)}')))
+fi
+/usr/bin/python3 - "$dir" "$cameras" "$workers" "$killed_at" "$end" "$bad_reported" <<'PY'
 import collections, glob, json, sys
 d, cameras, workers, killed_at, end = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+bad_reported = sys.argv[6]
 def ident(m):  # one frame's message of one worker's run of a camera
     return (m["camera"], m.get("worker"), m["frame"], m.get("pts"))
 produced = set()
@@ -120,6 +140,8 @@ seen = collections.Counter()
 times = collections.defaultdict(list)
 for line in open(d + "/results.jsonl"):
     m = json.loads(line)
+    if m["camera"].startswith("bad-"):
+        continue
     seen[ident(m)] += 1
     times[m["camera"]].append(m["time"])
 gap = 0.0
@@ -127,8 +149,11 @@ for cam, ts in times.items():
     ts = sorted(ts) + [end]
     gap = max(gap, max(b - a for a, b in zip(ts, ts[1:])))
 after = sum(1 for ts in times.values() if any(t > killed_at for t in ts))
-print(json.dumps({"cameras": cameras, "workers": workers, "killed": 1, "frames_processed": len(produced | set(seen)),
-                  "results_delivered": len(seen), "lost": len(produced - set(seen)),
-                  "duplicates": sum(n - 1 for n in seen.values() if n > 1), "max_gap_s": round(gap, 2),
-                  "cameras_after_kill": after}))
+report = {"cameras": cameras, "workers": workers, "killed": 1, "frames_processed": len(produced | set(seen)),
+          "results_delivered": len(seen), "lost": len(produced - set(seen)),
+          "duplicates": sum(n - 1 for n in seen.values() if n > 1), "max_gap_s": round(gap, 2),
+          "cameras_after_kill": after}
+if bad_reported:
+    report["bad_jobs_reported"] = int(bad_reported)  # of 2, each by its camera in a worker's log
+print(json.dumps(report))
 PY

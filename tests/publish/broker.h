@@ -49,14 +49,24 @@ inline bool port_open(int port) {
 class Mosquitto {
  public:
   // `exe` from MOSQUITTO (meson sets it); persistence in `dir`.
-  Mosquitto(std::string dir) : dir_(std::move(dir)), port_(free_port()) {
+  // With `user` and `password`, anonymous clients are refused and that one is the only user
+  // (mosquitto_passwd, next to the broker).
+  Mosquitto(std::string dir, const std::string& user = {}, const std::string& password = {})
+      : dir_(std::move(dir)), port_(free_port()) {
     const char* e = std::getenv("MOSQUITTO");
     exe_ = e != nullptr ? e : "mosquitto";
     std::ofstream conf(dir_ + "/mosquitto.conf");
     // "user": a broker started as root otherwise drops to user mosquitto, who cannot write here.
-    conf << "listener " << port_ << " 127.0.0.1\nallow_anonymous true\nuser "
-         << (geteuid() == 0 ? "root" : "mosquitto") << "\npersistence true\npersistence_location " << dir_
-         << "/\nlog_dest file " << dir_ << "/mosquitto.log\n";
+    if (!user.empty()) {
+      const std::string cmd = "mosquitto_passwd -c -b " + dir_ + "/passwd " + user + " " + password;
+      if (std::system(cmd.c_str()) != 0) throw std::runtime_error("mosquitto_passwd failed: " + cmd);
+      conf << "allow_anonymous false\npassword_file " << dir_ << "/passwd\n";
+    } else {
+      conf << "allow_anonymous true\n";
+    }
+    conf << "listener " << port_ << " 127.0.0.1\nuser " << (geteuid() == 0 ? "root" : "mosquitto")
+         << "\npersistence true\npersistence_location " << dir_ << "/\nlog_dest file " << dir_
+         << "/mosquitto.log\n";
   }
   ~Mosquitto() { stop(); }
   [[nodiscard]] int port() const { return port_; }

@@ -1,7 +1,7 @@
 // The MQTT transport against a real mosquitto broker on a loopback port: every message arrives,
 // in order and whole, at a subscriber with a persistent session (QoS 1); the broker stopped
 // and started again mid-stream loses nothing within the queue's bound, and beyond it the drop
-// counter is exact.
+// counter is exact; a refused password is reported with the URI and the broker's reason.
 #define BOOST_TEST_MODULE publish_mqtt
 #include <mosquitto.h>
 
@@ -81,8 +81,9 @@ std::string message(int i) {
   return "{\"camera\":\"cam1\",\"pts\":" + std::to_string(i * 40000000LL) + ",\"texts\":[]}";
 }
 
-std::unique_ptr<Publisher> mqtt_publisher(int port, std::size_t queue) {
-  auto uri = parse_publish_uri("mqtt://127.0.0.1:" + std::to_string(port) + "/weave/cam1");
+std::unique_ptr<Publisher> mqtt_publisher(int port, std::size_t queue, const std::string& user_info = {},
+                                          Publisher::EventFn on_event = {}) {
+  auto uri = parse_publish_uri("mqtt://" + user_info + "127.0.0.1:" + std::to_string(port) + "/weave/cam1");
   BOOST_REQUIRE(uri);
   TransportOptions to;
   to.client_id = "weave-test-publisher";
@@ -92,7 +93,7 @@ std::unique_ptr<Publisher> mqtt_publisher(int port, std::size_t queue) {
   po.queue_size = queue;
   po.retry_min = 20ms;
   po.retry_max = 100ms;
-  return std::make_unique<Publisher>(std::move(*t), po);
+  return std::make_unique<Publisher>(std::move(*t), po, std::move(on_event));
 }
 
 struct TempDir {
@@ -149,4 +150,32 @@ BOOST_AUTO_TEST_CASE(beyond_the_bound_the_oldest_are_dropped_and_counted) {
   broker.start();
   BOOST_TEST(pub->flush(15000ms) == 0u);
   BOOST_TEST(pub->stats().delivered == 10u);  // acknowledged by the broker: the newest ten
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_password_is_reported_and_nothing_is_lost_meanwhile) {
+  TempDir dir;
+  test::Mosquitto broker(dir.path.string(), "camera", "right");
+  broker.start();
+  std::mutex m;
+  std::vector<std::string> reasons;
+  auto events = [&](const PublisherEvent& e) {
+    if (e.kind != PublisherEvent::Kind::disconnected) return;
+    std::lock_guard<std::mutex> lock(m);
+    reasons.push_back(e.detail);
+  };
+  auto wrong = mqtt_publisher(broker.port(), 100, "camera:wrong@", events);
+  for (int i = 0; i < 5; ++i) BOOST_REQUIRE(wrong->push(message(i), "cam1"));
+  BOOST_TEST(wrong->flush(1000ms) == 5u);  // kept, not sent
+  {
+    std::lock_guard<std::mutex> lock(m);
+    BOOST_TEST_REQUIRE(!reasons.empty());
+    // The URI (without the password) and the broker's reason.
+    BOOST_TEST(reasons[0].find("mqtt://camera@127.0.0.1") != std::string::npos, reasons[0]);
+    BOOST_TEST(reasons[0].find("refused") != std::string::npos, reasons[0]);
+    BOOST_TEST(reasons[0].find("wrong") == std::string::npos, reasons[0]);
+  }
+  auto right = mqtt_publisher(broker.port(), 100, "camera:right@");
+  for (int i = 0; i < 5; ++i) BOOST_REQUIRE(right->push(message(i), "cam1"));
+  BOOST_TEST(right->flush(10000ms) == 0u);
+  BOOST_TEST(right->stats().delivered == 5u);
 }

@@ -151,6 +151,18 @@ struct Worker {
     Running& r = cameras[job.camera];
     r.job = job;
     r.run = ++runs;
+    if (job.pipeline != "ocr" && job.pipeline != "decode") {
+      std::fprintf(stderr, "[%s] camera %s: unknown pipeline \"%s\" (ocr or decode); not started\n", id.c_str(),
+                   job.camera.c_str(), job.pipeline.c_str());
+      r.retry_at = Clock::time_point::max();  // until its job changes
+      return;
+    }
+    if (job.pipeline == "ocr" && cascade_text.empty()) {
+      std::fprintf(stderr, "[%s] camera %s: pipeline ocr needs --cascade (pipelines/ocr_cascade.txt); not started\n",
+                   id.c_str(), job.camera.c_str());
+      r.retry_at = Clock::time_point::max();
+      return;
+    }
     GError* err = nullptr;
     const std::string desc = describe(job, r.run);
     r.pipeline = gst_parse_launch(desc.c_str(), &err);
@@ -211,8 +223,8 @@ struct Worker {
       if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) {
         GError* e = nullptr;
         gst_message_parse_error(m, &e, nullptr);
-        std::fprintf(stderr, "[%s] camera %s failed: %s (again in 2 s)\n", id.c_str(), camera.c_str(),
-                     e->message);
+        std::fprintf(stderr, "[%s] camera %s (%s) failed: %s (again in 2 s)\n", id.c_str(), camera.c_str(),
+                     r.job.source.c_str(), e->message);
         g_error_free(e);
       } else {
         std::fprintf(stderr, "[%s] camera %s ended (again in 2 s)\n", id.c_str(), camera.c_str());
