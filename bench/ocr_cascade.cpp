@@ -4,11 +4,12 @@
 // weaveoverlay: drawing).
 //
 //   GST_PLUGIN_PATH=build/gst-plugin build/bench/bench_ocr_cascade [--frames N] [--width W]
-//       [--height H] [--source DIR] [--cache DIR] [--json] [--track] [--interval N]
+//       [--height H] [--source DIR] [--cache DIR] [--json] [--track] [--interval N] [--publish URI]
 //
 // --track adds weavetrack after detection; --interval N (with it) runs the detector on every
 // N-th frame and reads each track's text on its first frame and every N-th
-// (pipelines/ocr.sh --track --interval N).
+// (pipelines/ocr.sh --track --interval N). --publish URI adds weavepublish after the cascade
+// (pipelines/ocr.sh --publish), whose time per frame is then a stage of its own.
 //
 // Frames are the rendered scene of pipelines/app/text_scene.h (drawn before the clock starts,
 // pushed from memory through appsrc), so video decoding is not counted; the annotated frames end
@@ -143,6 +144,7 @@ double run(const std::string& cascade, const weave::demo::Scene& scene,
         {"CTC texts (weavemeta mode=ctc)", "post", "rec"},
         {"drawing (weaveoverlay)", "post", "overlay"},
         {"tracking (weavetrack)", "post", "track"},
+        {"publishing (weavepublish)", "post", "publish"},
     };
     for (std::size_t k = 0; k < converts.size() && k < 3; ++k)
       stages->insert(stages->begin() + 3 + static_cast<long>(k), Stage{convert_names[k], "pre", converts[k]});
@@ -175,6 +177,7 @@ int main(int argc, char** argv) {
   int frames = 20, width = 1280, height = 720;
   bool json = false, track = false;
   int interval = 1;
+  std::string publish;
   const char* root_env = std::getenv("WEAVE_SOURCE_ROOT");
   std::string root = root_env != nullptr ? root_env : ".";
   std::string cache = "build/bench/cache";
@@ -197,10 +200,12 @@ int main(int argc, char** argv) {
       track = true;
     else if (a == "--interval")
       interval = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--publish")
+      publish = next();
     else {
       std::fprintf(stderr,
                    "usage: bench_ocr_cascade [--frames N] [--width W] [--height H] [--source DIR] "
-                   "[--cache DIR] [--json] [--track] [--interval N]\n");
+                   "[--cache DIR] [--json] [--track] [--interval N] [--publish URI]\n");
       return 2;
     }
   }
@@ -211,7 +216,9 @@ int main(int argc, char** argv) {
   options.track = track || interval > 1;
   options.detect_every = interval;
   options.read_every = interval;
-  const std::string cascade = weave::demo::ocr_cascade(root + "/pipelines/ocr_cascade.txt", options);
+  std::string cascade = weave::demo::ocr_cascade(root + "/pipelines/ocr_cascade.txt", options);
+  if (!cascade.empty() && !publish.empty())
+    cascade += " ! weavepublish name=publish camera=bench uri=" + publish;
   if (cascade.empty()) {
     std::fprintf(stderr, "cannot read %s/pipelines/ocr_cascade.txt (--source DIR)\n", root.c_str());
     return 2;
