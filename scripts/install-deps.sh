@@ -31,8 +31,8 @@ pkgs=(
   # bench/run.sh: the latency chart, and OpenCV DNN as a peer (PyTorch is above)
   python3-matplotlib python3-opencv
   # weavepublish: MQTT (libmosquitto; the broker for its tests) and Kafka (librdkafka, whose
-  # mock cluster serves the tests) -- docs/deployment.md
-  libmosquitto-dev mosquitto librdkafka-dev
+  # mock cluster serves the tests; openssl makes the TLS tests' certificates) -- docs/deployment.md
+  libmosquitto-dev mosquitto librdkafka-dev openssl
   # live input over RTSP: rtspsrc (gstreamer1.0-rtsp, plugins-good) and the loopback cameras of
   # pipelines/app/rtsp_serve.cpp and its tests (gst-rtsp-server)
   libgstrtspserver-1.0-dev gstreamer1.0-rtsp

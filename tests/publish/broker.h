@@ -50,8 +50,9 @@ class Mosquitto {
  public:
   // `exe` from MOSQUITTO (meson sets it); persistence in `dir`.
   // With `user` and `password`, anonymous clients are refused and that one is the only user
-  // (mosquitto_passwd, next to the broker).
-  Mosquitto(std::string dir, const std::string& user = {}, const std::string& password = {})
+  // (mosquitto_passwd, next to the broker). With `tls`, the listener speaks TLS with a
+  // certificate for 127.0.0.1 signed by a CA made here (openssl): DIR/ca.crt verifies it.
+  Mosquitto(std::string dir, const std::string& user = {}, const std::string& password = {}, bool tls = false)
       : dir_(std::move(dir)), port_(free_port()) {
     const char* e = std::getenv("MOSQUITTO");
     exe_ = e != nullptr ? e : "mosquitto";
@@ -64,9 +65,13 @@ class Mosquitto {
     } else {
       conf << "allow_anonymous true\n";
     }
-    conf << "listener " << port_ << " 127.0.0.1\nuser " << (geteuid() == 0 ? "root" : "mosquitto")
-         << "\npersistence true\npersistence_location " << dir_ << "/\nlog_dest file " << dir_
-         << "/mosquitto.log\n";
+    if (tls) make_certificates();
+    conf << "listener " << port_ << " 127.0.0.1\n";
+    if (tls)
+      conf << "cafile " << dir_ << "/ca.crt\ncertfile " << dir_ << "/server.crt\nkeyfile " << dir_
+           << "/server.key\n";
+    conf << "user " << (geteuid() == 0 ? "root" : "mosquitto") << "\npersistence true\npersistence_location "
+         << dir_ << "/\nlog_dest file " << dir_ << "/mosquitto.log\n";
   }
   ~Mosquitto() { stop(); }
   [[nodiscard]] int port() const { return port_; }
@@ -93,6 +98,17 @@ class Mosquitto {
   }
 
  private:
+  void make_certificates() const {
+    const std::string d = dir_;
+    const std::string cmd =
+        "cd " + d + " && openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 " +
+        "-subj /CN=weave-test-ca 2>/dev/null && openssl req -newkey rsa:2048 -nodes -keyout server.key " +
+        "-out server.csr -subj /CN=127.0.0.1 2>/dev/null && echo subjectAltName=IP:127.0.0.1 > ext.cnf && " +
+        "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 1 " +
+        "-extfile ext.cnf 2>/dev/null";
+    if (std::system(cmd.c_str()) != 0)
+      throw std::runtime_error("openssl could not make the test certificates");
+  }
   std::string dir_, exe_;
   int port_;
   pid_t pid_ = -1;

@@ -82,11 +82,12 @@ std::string message(int i) {
 }
 
 std::unique_ptr<Publisher> mqtt_publisher(int port, std::size_t queue, const std::string& user_info = {},
-                                          Publisher::EventFn on_event = {}) {
+                                          Publisher::EventFn on_event = {}, const std::string& ca_file = {}) {
   auto uri = parse_publish_uri("mqtt://" + user_info + "127.0.0.1:" + std::to_string(port) + "/weave/cam1");
   BOOST_REQUIRE(uri);
   TransportOptions to;
   to.client_id = "weave-test-publisher";
+  to.tls_ca_file = ca_file;
   auto t = make_transport(*uri, to);
   BOOST_REQUIRE(t);
   PublisherOptions po;
@@ -178,4 +179,32 @@ BOOST_AUTO_TEST_CASE(a_refused_password_is_reported_and_nothing_is_lost_meanwhil
   for (int i = 0; i < 5; ++i) BOOST_REQUIRE(right->push(message(i), "cam1"));
   BOOST_TEST(right->flush(10000ms) == 0u);
   BOOST_TEST(right->stats().delivered == 5u);
+}
+
+BOOST_AUTO_TEST_CASE(tls_with_the_broker_s_ca_delivers_and_another_ca_is_refused) {
+  TempDir dir, other;
+  test::Mosquitto broker(dir.path.string(), {}, {}, /*tls=*/true);
+  broker.start();
+  auto good = mqtt_publisher(broker.port(), 100, {}, {}, (dir.path / "ca.crt").string());
+  for (int i = 0; i < 5; ++i) BOOST_REQUIRE(good->push(message(i), "cam1"));
+  BOOST_TEST(good->flush(10000ms) == 0u);
+  BOOST_TEST(good->stats().delivered == 5u);
+  // A CA that did not sign the broker's certificate: not connected, nothing sent, reported.
+  test::Mosquitto stranger(other.path.string(), {}, {}, /*tls=*/true);  // makes other/ca.crt only
+  std::mutex m;
+  std::vector<std::string> reasons;
+  auto bad = mqtt_publisher(
+      broker.port(), 100, {},
+      [&](const PublisherEvent& e) {
+        if (e.kind != PublisherEvent::Kind::disconnected) return;
+        std::lock_guard<std::mutex> lock(m);
+        reasons.push_back(e.detail);
+      },
+      (other.path / "ca.crt").string());
+  BOOST_REQUIRE(bad->push(message(0), "cam1"));
+  BOOST_TEST(bad->flush(1500ms) == 1u);
+  BOOST_TEST(bad->stats().delivered == 0u);
+  std::lock_guard<std::mutex> lock(m);
+  BOOST_TEST_REQUIRE(!reasons.empty());
+  BOOST_TEST(reasons[0].find("mqtt://127.0.0.1") != std::string::npos, reasons[0]);
 }
