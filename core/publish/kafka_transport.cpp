@@ -18,7 +18,7 @@ class KafkaTransport final : public Transport {
 
   Status connect(const Listener& listener) override {
     listener_ = &listener;
-    if (rk_ != nullptr) return {};
+    if (rk_ != nullptr) return reachable();
     char err[512];
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     auto set = [&](const char* k, const std::string& v) -> Status {
@@ -53,7 +53,7 @@ class KafkaTransport final : public Transport {
       auto* t = static_cast<KafkaTransport*>(self);
       const auto seq = reinterpret_cast<uintptr_t>(m->_private);
       if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        if (!t->up_) t->set_up(true, "");
+        if (t->up_ != 1) t->set_up(true, "");
         t->listener_->delivered(seq, true, {});
       } else {
         t->listener_->delivered(seq, false, rd_kafka_err2str(m->err));
@@ -62,25 +62,17 @@ class KafkaTransport final : public Transport {
     rd_kafka_conf_set_error_cb(conf, [](rd_kafka_t*, int code, const char* reason, void* self) {
       auto* t = static_cast<KafkaTransport*>(self);
       if (code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || code == RD_KAFKA_RESP_ERR__TRANSPORT ||
-          code == RD_KAFKA_RESP_ERR__RESOLVE)
-        t->set_up(false, reason);
+          code == RD_KAFKA_RESP_ERR__RESOLVE || code == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
+          code == RD_KAFKA_RESP_ERR__SSL || code == RD_KAFKA_RESP_ERR__FATAL)
+        t->set_up(false, t->uri_.text + ": " + reason);
+      t->last_error_ = reason;
     });
     rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);  // owns conf from here
     if (rk_ == nullptr) {
       rd_kafka_conf_destroy(conf);
       return Error(uri_.text + ": cannot create a Kafka producer: " + err);
     }
-    // Reachable? Kafka's producer connects by itself later in any case; this only decides
-    // what is reported now.
-    const rd_kafka_metadata_t* md = nullptr;
-    const rd_kafka_resp_err_t e =
-        rd_kafka_metadata(rk_, 0, nullptr, &md, static_cast<int>(o_.connect_timeout.count()));
-    if (md != nullptr) rd_kafka_metadata_destroy(md);
-    if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
-      set_up(false, rd_kafka_err2str(e));
-    else
-      up_ = true;
-    return {};
+    return reachable();
   }
 
   SendResult send(uint64_t seq, std::string_view payload, std::string_view key) override {
@@ -110,16 +102,33 @@ class KafkaTransport final : public Transport {
   const std::string& describe() const override { return uri_.text; }
 
  private:
+  // Connected once a metadata request is answered: until then Publisher keeps the messages (its
+  // queue bound and policy apply), and after that librdkafka keeps its own connections and
+  // retries. The producer made above stays, connecting in the background.
+  Status reachable() {
+    const rd_kafka_metadata_t* md = nullptr;
+    const rd_kafka_resp_err_t e =
+        rd_kafka_metadata(rk_, 0, nullptr, &md, static_cast<int>(o_.connect_timeout.count()));
+    if (md != nullptr) rd_kafka_metadata_destroy(md);
+    if (e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      up_ = 0;
+      return Error(uri_.text + ": " + (last_error_.empty() ? std::string(rd_kafka_err2str(e)) : last_error_));
+    }
+    up_ = 1;
+    return {};
+  }
+  // Reports a change of reachability (the first "down" too: up_ starts unknown).
   void set_up(bool up, const std::string& why) {
-    if (up == up_) return;
-    up_ = up;
+    if (static_cast<int>(up) == up_) return;
+    up_ = up ? 1 : 0;
     if (listener_->state) listener_->state(up, why);
   }
 
   PublishUri uri_;
   TransportOptions o_;
   rd_kafka_t* rk_ = nullptr;
-  bool up_ = false;
+  int up_ = -1;             // -1 unknown, 0 down, 1 up
+  std::string last_error_;  // librdkafka's last error, for a failed reachable()
   const Listener* listener_ = nullptr;
 };
 

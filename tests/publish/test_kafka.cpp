@@ -1,10 +1,13 @@
 // The Kafka transport against librdkafka's mock cluster (the Kafka protocol served on a loopback
 // port, in this process): every message arrives in order with its camera as key; a broker down
-// mid-stream delays messages, loses none.
+// mid-stream delays messages, loses none; a SASL login the broker does not speak is reported and
+// nothing is sent (the mock cluster has no SASL or TLS: with a real broker those options go to
+// librdkafka as security.protocol, sasl.* and ssl.*).
 #define BOOST_TEST_MODULE publish_kafka
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
 #include <map>
@@ -77,14 +80,15 @@ std::string message(int i) {
   return "{\"camera\":\"cam7\",\"pts\":" + std::to_string(i * 40000000LL) + ",\"objects\":[]}";
 }
 
-std::unique_ptr<Publisher> kafka_publisher(const std::string& brokers) {
+std::unique_ptr<Publisher> kafka_publisher(const std::string& brokers, const TransportOptions& to = {},
+                                           Publisher::EventFn on_event = {}) {
   auto uri = parse_publish_uri("kafka://" + brokers + "/results");
   BOOST_REQUIRE_MESSAGE(uri, (uri ? "" : uri.error().message()));
-  auto t = make_transport(*uri, TransportOptions{});
+  auto t = make_transport(*uri, to);
   BOOST_REQUIRE(t);
   PublisherOptions po;
   po.queue_size = 1000;
-  return std::make_unique<Publisher>(std::move(*t), po);
+  return std::make_unique<Publisher>(std::move(*t), po, std::move(on_event));
 }
 
 }  // namespace
@@ -114,4 +118,21 @@ BOOST_AUTO_TEST_CASE(every_message_arrives_in_order_keyed_by_camera_across_a_bro
     BOOST_TEST(got[static_cast<std::size_t>(i)].value == message(i), "record " << i);
     BOOST_TEST(got[static_cast<std::size_t>(i)].key == "cam7");
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_login_the_broker_refuses_is_reported_and_messages_wait) {
+  MockCluster cluster;
+  TransportOptions to;
+  to.username = "camera";
+  to.password = "secret";  // SASL/PLAIN against a plaintext listener: the broker cannot log it in
+  std::atomic<int> down{0};
+  auto pub = kafka_publisher(cluster.bootstraps(), to, [&](const PublisherEvent& e) {
+    if (e.kind == PublisherEvent::Kind::disconnected) ++down;
+  });
+  BOOST_REQUIRE(pub->push(message(0), "cam7"));
+  // Reported once the producer's first metadata request fails (its connect timeout, 3 s).
+  for (int i = 0; i < 100 && down.load() == 0; ++i) std::this_thread::sleep_for(100ms);
+  BOOST_TEST(down.load() >= 1);
+  BOOST_TEST(pub->flush(500ms) == 1u);  // kept, not delivered
+  BOOST_TEST(pub->stats().delivered == 0u);
 }
