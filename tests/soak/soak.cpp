@@ -5,7 +5,8 @@
 //
 // Streams (every weaveinfer behind a weaveconvert, all non-leaky):
 //   tee0..tee2    one videotestsrc, tee'd three ways               soak_classify.onnx
-//   solo0..solo2  a videotestsrc each                               soak_classify.onnx
+//   solo0..solo2  a videotestsrc each (solo2 runs the model on every 3rd frame: inference-interval,
+//                 the others going out as GAPs)                     soak_classify.onnx
 //   pair0, pair1  a videotestsrc each, tee'd into both inputs        soak_pair.onnx (two inputs)
 // The first 20% of the time is warm-up. From 20% to 60% it cycles through state changes under
 // load: PLAYING -> PAUSED -> PLAYING, a flushing seek, a fourth tee branch (queue ! weaveconvert !
@@ -13,7 +14,7 @@
 // runs steady. Then EOS.
 //
 // Checks (exit status 1 and a line saying which failed):
-//   - every buffer into a weaveinfer since its last flush is a buffer out (pad probes count them
+//   - every buffer into a weaveinfer since its last flush is a buffer (or a GAP) out (pad probes count them
 //     per element; a multi-input element gives one output per pair of inputs), also for every
 //     branch that was added and removed; no element drops a frame (frames-dropped 0);
 //   - no ERROR or WARNING message on the bus, no GLib critical or warning;
@@ -98,9 +99,13 @@ GstPadProbeReturn on_sink(GstPad*, GstPadProbeInfo* info, gpointer data) {
   return GST_PAD_PROBE_OK;
 }
 
+// A GAP counts as an output: with inference-interval, a skipped set of inputs goes out as a GAP
+// of its time.
 GstPadProbeReturn on_src(GstPad*, GstPadProbeInfo* info, gpointer data) {
   auto* c = static_cast<Counter*>(data);
   if (GST_PAD_PROBE_INFO_TYPE(info) & GST_PAD_PROBE_TYPE_BUFFER) {
+    ++c->out;
+  } else if (GstEvent* g = GST_PAD_PROBE_INFO_EVENT(info); g && GST_EVENT_TYPE(g) == GST_EVENT_GAP) {
     ++c->out;
   } else if (GstEvent* e = GST_PAD_PROBE_INFO_EVENT(info); e && GST_EVENT_TYPE(e) == GST_EVENT_FLUSH_STOP) {
     c->out_at_flush = c->out.load();
@@ -126,7 +131,8 @@ Counter* watch(GstElement* infer, const char* name, std::vector<const char*> sin
     gst_object_unref(pad);
   }
   GstPad* pad = gst_element_get_static_pad(infer, src);
-  gst_pad_add_probe(pad, kinds, on_src, c.get(), nullptr);
+  gst_pad_add_probe(pad, static_cast<GstPadProbeType>(kinds | GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM), on_src,
+                    c.get(), nullptr);
   gst_object_unref(pad);
   std::lock_guard<std::mutex> lock(g_counters_mu);
   g_counters.push_back(std::move(c));
@@ -399,7 +405,7 @@ std::string launch_line(const Soak& s) {
   const char* patterns[] = {"ball", "snow", "gradient"};
   for (int i = 0; i < 3; ++i)
     l += "videotestsrc pattern=" + std::string(patterns[i]) + caps + "weaveconvert ! weaveinfer name=solo" +
-         std::to_string(i) + " " + cls + sink;
+         std::to_string(i) + " " + cls + (i == 2 ? " inference-interval=3" : "") + sink;
   // The two inputs of a pair come from one source through a tee, so their timestamps match (two
   // free-running sources would drift apart and the gather would drop by design).
   for (int i = 0; i < 2; ++i) {
