@@ -10,12 +10,25 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
 namespace weave::test {
+
+// A directory of its own under /tmp, removed with everything in it.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const char* prefix = "weave-publish") {
+    std::string tmpl = std::string("/tmp/") + prefix + "-XXXXXX";
+    path = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
 
 // A TCP port free on 127.0.0.1 right now.
 inline int free_port() {

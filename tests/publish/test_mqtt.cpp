@@ -97,14 +97,7 @@ std::unique_ptr<Publisher> mqtt_publisher(int port, std::size_t queue, const std
   return std::make_unique<Publisher>(std::move(*t), po, std::move(on_event));
 }
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    char tmpl[] = "/tmp/weave-mqtt-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
+using weave::test::TempDir;
 
 }  // namespace
 
