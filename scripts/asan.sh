@@ -11,8 +11,9 @@
 #
 # GStreamer programs that are not ours (gst-launch-1.0, gst-inspect-1.0) load the instrumented
 # plugin: a wrapper on PATH preloads the ASan runtime for them (clang links it statically into
-# our own programs only). Plugins are scanned in-process (GST_REGISTRY_FORK=no) for the same
-# reason. Leaks inside system libraries are suppressed in scripts/lsan.supp, each with its reason.
+# our own programs only). Plugins are scanned by GStreamer's scanner process under such a
+# wrapper too (scripts/asan_scanner.sh), so that what other plugins leak when they are loaded
+# for the scan stays out of the tested process. Leaks inside system libraries are suppressed in scripts/lsan.supp, each with its reason.
 # allocator_may_return_null=1: a malloc the system refuses (the fault tests plan a bound of
 # hundreds of GiB) returns null as in a release build, which the code turns into an error; ASan
 # would abort there otherwise.
@@ -33,7 +34,7 @@ for prog in gst-launch-1.0 gst-inspect-1.0; do
   chmod +x "$wrap/$prog"
 done
 export PATH="$wrap:$PATH"
-export GST_REGISTRY_FORK=no
+source scripts/asan_scanner.sh "$wrap" "$libasan"
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:detect_odr_violation=0:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"

@@ -26,7 +26,9 @@ export GST_PLUGIN_PATH="$root/$dir/gst-plugin" GST_REGISTRY="$work/registry.bin"
 sanitize=$(meson introspect "$dir" --buildoptions | /usr/bin/python3 -c \
   'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "b_sanitize"))')
 if [ "$sanitize" != none ]; then
-  export GST_REGISTRY_FORK=no SOAK_MAX_SLOPE_MB=${SOAK_MAX_SLOPE_MB:-1000000}
+  export SOAK_MAX_SLOPE_MB=${SOAK_MAX_SLOPE_MB:-1000000}
+  mkdir -p "$work/asan-bin"
+  source scripts/asan_scanner.sh "$work/asan-bin" "$(clang++-16 -print-file-name=libclang_rt.asan-x86_64.so)"
   # fast_unwind_on_malloc=0: complete stacks through GLib, which the suppressions match on.
   export ASAN_OPTIONS="fast_unwind_on_malloc=0:detect_leaks=1:halt_on_error=1:detect_odr_violation=0:allocator_may_return_null=1:${ASAN_OPTIONS:-}"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
