@@ -152,13 +152,14 @@ struct Worker {
     r.job = job;
     r.run = ++runs;
     if (job.pipeline != "ocr" && job.pipeline != "decode") {
-      std::fprintf(stderr, "[%s] camera %s: unknown pipeline \"%s\" (ocr or decode); not started\n", id.c_str(),
-                   job.camera.c_str(), job.pipeline.c_str());
+      std::fprintf(stderr, "[%s] camera %s: unknown pipeline \"%s\" (ocr or decode); not started\n",
+                   id.c_str(), job.camera.c_str(), job.pipeline.c_str());
       r.retry_at = Clock::time_point::max();  // until its job changes
       return;
     }
     if (job.pipeline == "ocr" && cascade_text.empty()) {
-      std::fprintf(stderr, "[%s] camera %s: pipeline ocr needs --cascade (pipelines/ocr_cascade.txt); not started\n",
+      std::fprintf(stderr,
+                   "[%s] camera %s: pipeline ocr needs --cascade (pipelines/ocr_cascade.txt); not started\n",
                    id.c_str(), job.camera.c_str());
       r.retry_at = Clock::time_point::max();
       return;
