@@ -343,8 +343,16 @@ struct Plan {
   std::array<int64_t, kMaxPlanRank> dims{};
   std::array<std::array<int64_t, kMaxPlanRank>, kMaxOperands> strides{};
 
-  // Drops size-1 axes and merges axes contiguous for every operand. Output is row-major.
+  // Drops size-1 axes and merges axes contiguous for every operand. Output is row-major. A plan
+  // with an axis of 0 becomes one empty axis: the others' products may not fit in int64.
   void coalesce() {
+    for (int i = 0; i < rank; ++i)
+      if (dims[i] == 0) {
+        rank = 1;
+        dims[0] = 0;
+        for (int k = 0; k < n; ++k) strides[k][0] = 0;
+        return;
+      }
     int w = 0;
     for (int i = 0; i < rank; ++i) {
       if (dims[i] == 1) continue;

@@ -36,6 +36,8 @@ void interleave_planes(const uint32_t* src, int64_t ld, int64_t b, int64_t e, ui
 // Copies `in` (dims d, rank r) permuted by perm into contiguous `out`.
 void kern::permute_copy(const std::byte* in, const Dims& d, std::span<const int> perm, std::byte* out,
                         std::size_t esize, const Parallel& par) {
+  // An empty tensor has nothing to copy; its other dims may multiply past int64 (strides).
+  if (d.numel() == 0) return;
   const int r = d.rank();
   const Dims st = strides_of(d);
   kern::Plan p;
@@ -46,8 +48,7 @@ void kern::permute_copy(const std::byte* in, const Dims& d, std::span<const int>
     p.strides[0][i] = st[perm[i]];
   }
   p.coalesce();
-  int64_t total = d.numel();
-  if (total == 0) return;
+  const int64_t total = d.numel();
   // A batch of 2-D transposes (e.g. NCHW <-> NHWC after coalescing): copy in square tiles so
   // both the reads and the writes stay within a few cache lines.
   if (p.rank >= 2 && p.strides[0][p.rank - 2] == 1 && p.strides[0][p.rank - 1] != 1 &&
