@@ -82,10 +82,16 @@ bool parse_shape(const std::string& text, Shape& out) {
 Dims strides_of(const Dims& d) {
   Dims s;
   s.resize(d.rank());
+  // An empty tensor has no element to address, and its other dims may multiply past int64:
+  // its strides are all 0.
+  if (d.numel() == 0) {
+    for (int i = 0; i < d.rank(); ++i) s[i] = 0;
+    return s;
+  }
   int64_t acc = 1;
   for (int i = d.rank() - 1; i >= 0; --i) {
     s[i] = acc;
-    acc *= d[i];
+    if (i > 0) acc *= d[i];  // the whole product (numel) is not needed
   }
   return s;
 }

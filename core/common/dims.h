@@ -79,7 +79,7 @@ inline constexpr int64_t kMaxPlannedBytes = int64_t{1} << 40;
                                     std::span<const std::string> dim_names = {});
 // Parses "1x3x224x224" (also accepts ',' as separator). Returns false on malformed text.
 [[nodiscard]] bool parse_shape(const std::string& text, Shape& out);
-// Row-major strides of a concrete shape.
+// Row-major strides of a concrete shape; all 0 for an empty one (its dims may not multiply).
 [[nodiscard]] Dims strides_of(const Dims& d);
 
 }  // namespace weave
