@@ -174,18 +174,23 @@ class ReduceKernel final : public Kernel {
       kern::copy_bytes(ctx.outputs[0].data, in.data, ctx.outputs[0].bytes());
       return;
     }
-    // Kept axes address the outputs; reduced axes are walked for each output.
+    // No output: nothing to do (an empty input's other dims may not multiply).
+    if (ctx.outputs[0].numel() == 0) return;
+    // Kept axes address the outputs; reduced axes are walked for each output. An empty reduced
+    // axis makes every output the reduction of nothing (count 0), whatever the other axes are.
     const Dims st = strides_of(d);
     kern::Plan kept, red;
     kept.n = red.n = 1;
     kept.rank = red.rank = 0;
-    int64_t count = 1;
+    bool none = false;
+    for (int i = 0; i < d.rank(); ++i) none = none || (mask[i] && d[i] == 0);
+    int64_t count = none ? 0 : 1;
     for (int i = 0; i < d.rank(); ++i) {
       kern::Plan& p = mask[i] ? red : kept;
       p.dims[p.rank] = d[i];
       p.strides[0][p.rank] = st[i];
       ++p.rank;
-      if (mask[i]) count *= d[i];
+      if (mask[i] && !none) count *= d[i];
     }
     kept.coalesce();
     red.coalesce();
