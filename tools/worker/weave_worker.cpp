@@ -39,12 +39,12 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/publish/jobs.h"
+#include "pipelines/app/text_scene.h"
 
 namespace wp = weave::publish;
 using Clock = std::chrono::steady_clock;
@@ -91,17 +91,10 @@ rd_kafka_conf_t* base_conf(const std::string& brokers) {
   return conf;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // ---- run ---------------------------------------------------------------------------------------
 
 struct Worker {
-  std::string id, brokers, results_topic, cascade_text, models, cache, produced_dir;
+  std::string id, brokers, results_topic, cascade_path, models, cache, produced_dir;
   wp::JobBoard board;
   struct Running {
     wp::CameraJob job;
@@ -121,19 +114,14 @@ struct Worker {
                              : "uridecodebin uri=" + job.source;
     std::string body;
     if (job.pipeline == "ocr") {
-      std::string cascade = cascade_text;
-      auto replace = [&](const std::string& key, const std::string& value) {
-        for (auto at = cascade.find(key); at != std::string::npos; at = cascade.find(key, at + value.size()))
-          cascade.replace(at, key.size(), value);
-      };
-      const std::string p = safe + "_";
-      replace("@P@", p);
-      replace("@MODELS@", models);
-      replace("@CACHE@", cache);
-      replace("@JSON@", "");
-      replace("@TRACK@", "! weavetrack name=" + p + "track birth-hits=1");
-      replace("@DETECT_EVERY@", "inference-interval=5");
-      replace("@READ_EVERY@", "reclassify-interval=5");
+      // The cascade as pipelines/ocr.sh --track --interval 5 runs it, its names prefixed.
+      weave::demo::CascadeOptions o;
+      o.prefix = safe + "_";
+      o.models = models;
+      o.cache = cache;
+      o.track = true;
+      o.detect_every = o.read_every = 5;
+      const std::string cascade = weave::demo::ocr_cascade(cascade_path, o);
       body = "videoconvert ! video/x-raw,format=RGB ! " + cascade;
     } else {
       body = "videoconvert";
@@ -157,7 +145,7 @@ struct Worker {
       r.retry_at = Clock::time_point::max();  // until its job changes
       return;
     }
-    if (job.pipeline == "ocr" && cascade_text.empty()) {
+    if (job.pipeline == "ocr" && cascade_path.empty()) {
       std::fprintf(stderr,
                    "[%s] camera %s: pipeline ocr needs --cascade (pipelines/ocr_cascade.txt); not started\n",
                    id.c_str(), job.camera.c_str());
@@ -283,15 +271,9 @@ int cmd_run(const Args& a) {
   w.models = a.get("models");
   w.cache = a.get("cache", "/tmp/weave-worker-cache");
   w.produced_dir = a.get("produced-dir");
-  const std::string cascade = a.get("cascade");
-  if (!cascade.empty()) {
-    std::string text = read_file(cascade), desc, line;
-    std::istringstream in(text);
-    while (std::getline(in, line))
-      if (!line.empty() && line[0] != '#') desc += line + " ";
-    if (desc.empty()) return fail("run: --cascade " + cascade + ": no pipeline in it");
-    w.cascade_text = desc;
-  }
+  w.cascade_path = a.get("cascade");
+  if (!w.cascade_path.empty() && weave::demo::ocr_cascade(w.cascade_path, {}).empty())
+    return fail("run: --cascade " + w.cascade_path + ": cannot read a pipeline in it");
   char err[256];
   rd_kafka_conf_t* conf = base_conf(w.brokers);
   const std::string group = a.get("group", "weave-workers");
