@@ -90,12 +90,17 @@ PublisherStats Publisher::stats() const {
   return s;
 }
 
+std::deque<Publisher::Entry>::iterator Publisher::in_flight(uint64_t seq) {
+  const auto it = std::lower_bound(queue_.begin(), queue_.end(), seq,
+                                   [](const Entry& e, uint64_t s) { return e.seq < s; });
+  return it != queue_.end() && it->seq == seq && it->sent ? it : queue_.end();
+}
+
 void Publisher::on_delivered(uint64_t seq, bool ok) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = std::lower_bound(queue_.begin(), queue_.end(), seq,
-                                     [](const Entry& e, uint64_t s) { return e.seq < s; });
-    if (it == queue_.end() || it->seq != seq || !it->sent) return;  // dropped meanwhile, or stale
+    const auto it = in_flight(seq);
+    if (it == queue_.end()) return;  // dropped meanwhile, or stale
     --in_flight_;
     if (ok) {
       queue_.erase(it);
@@ -142,9 +147,7 @@ void Publisher::hand_over() {
     if (r == SendResult::sent) continue;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      const auto it = std::lower_bound(queue_.begin(), queue_.end(), seq,
-                                       [](const Entry& e, uint64_t s) { return e.seq < s; });
-      if (it != queue_.end() && it->seq == seq && it->sent) {
+      if (const auto it = in_flight(seq); it != queue_.end()) {
         it->sent = false;
         --in_flight_;
       }

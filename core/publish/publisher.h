@@ -87,6 +87,8 @@ class Publisher {
   };
   void run();
   void hand_over();
+  // The queued entry `seq` if it is handed over and not yet acknowledged, else end (under mutex_).
+  std::deque<Entry>::iterator in_flight(uint64_t seq);
   void on_delivered(uint64_t seq, bool ok);
   void on_lost(std::string_view why);
   void emit(const PublisherEvent& e);
