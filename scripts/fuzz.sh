@@ -9,8 +9,12 @@
 # The same commit gives the same result on every machine: the number of executions, not a
 # time, ends a run; each target starts from an empty work corpus (nothing carried over from an
 # earlier run); the model code runs on one thread (WEAVE_NUM_THREADS=1), without address-space
-# randomisation (setarch -R), and libFuzzer does not reload its corpus on a timer. A slower
-# machine takes longer and finds the same inputs. Each target's line in the summary ends with a
+# randomisation (setarch -R), and libFuzzer does not reload its corpus on a timer. The fast
+# kernels run at one instruction set whatever the CPU offers (WEAVE_ISA=avx2, every machine CI
+# uses has it): which kernel a node gets, and so which code the fuzzer sees, must not depend on
+# the CPU (a CI machine's run of seed 1 once took another path than this machine's and found
+# another input). A slower machine takes longer and finds the same inputs. The AVX-512 paths are
+# fuzzed by scripts/fuzz_long.sh, which runs at the CPU's own level. Each target's line in the summary ends with a
 # signature of its final corpus (the sorted hashes of its inputs): two runs of one commit print
 # the same ones.
 #
@@ -23,7 +27,8 @@
 # scripts/fuzz_long.sh's job, outside CI; what it finds goes into tests/fuzz/<target>/ first.
 #
 # Environment: FUZZ_BUILD_DIR (default build-asan), FUZZ_SEED (default 1), FUZZ_RUNS_SCALE
-# (default 1), FUZZ_RUNS (executions of every target, instead of the table), FUZZ_JOBS (targets run at once, default 1; CI uses 2), FUZZ_RSS_MB (per-process
+# (default 1), FUZZ_RUNS (executions of every target, instead of the table), FUZZ_ISA (the
+# fast kernels' instruction set: avx2 (default), none or native), FUZZ_JOBS (targets run at once, default 1; CI uses 2), FUZZ_RSS_MB (per-process
 # memory limit, default 2048), FUZZ_LOGS (default $FUZZ_BUILD_DIR/logs).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +38,8 @@ seed=${FUZZ_SEED:-1}
 scale=${FUZZ_RUNS_SCALE:-1}
 jobs=${FUZZ_JOBS:-1}
 rss=${FUZZ_RSS_MB:-2048}
+isa=${FUZZ_ISA:-avx2}
+[ "$isa" != native ] || isa=""  # WEAVE_ISA empty: the CPU's own
 all=(fuzz_artifact fuzz_onnx fuzz_npy fuzz_caps fuzz_shape_text fuzz_codecs)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
@@ -51,7 +58,7 @@ run_one() {
   # first directory only, the work corpus).
   local inputs=("$seeds/${seed_dir[$t]}")
   [ ! -d "tests/fuzz/${seed_dir[$t]}" ] || inputs+=("tests/fuzz/${seed_dir[$t]}")
-  WEAVE_NUM_THREADS=1 ASAN_OPTIONS="$(fuzz_asan_options "$t")" setarch -R \
+  WEAVE_NUM_THREADS=1 WEAVE_ISA="$isa" ASAN_OPTIONS="$(fuzz_asan_options "$t")" setarch -R \
     "$dir/fuzz/$t" "$work" "${inputs[@]}" -runs="${FUZZ_RUNS:-$((runs[$t] * scale))}" -seed="$seed" -reload=0 -purge_allocator_interval=-1 \
     -max_len="${max_len[$t]}" -rss_limit_mb="$rss" -timeout=60 -print_final_stats=1 \
     -artifact_prefix="$dir/crashes/$t-" >"$logs/$t.log" 2>&1

@@ -17,6 +17,15 @@ int64_t shape_numel(std::span<const int64_t> shape) {
   return n;
 }
 
+bool dims_within_plan(std::span<const int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return false;
+    if (d > 0 && (__builtin_mul_overflow(n, d, &n) || n > kMaxPlannedBytes)) return false;
+  }
+  return true;
+}
+
 int64_t checked_bytes(std::span<const int64_t> dims, std::size_t elem_size) {
   // A zero dim makes the size 0 whatever the others are (a 2^62 x 0 tensor is empty, not an
   // overflow), so zeros are looked for before multiplying.

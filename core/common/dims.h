@@ -66,6 +66,12 @@ class Dims {
 // arenas: a plan beyond it is an error naming the tensor, not an allocation attempt.
 inline constexpr int64_t kMaxPlannedBytes = int64_t{1} << 40;
 
+// True when every dim is >= 0 and the dims, a zero counted as one, multiply to at most
+// kMaxPlannedBytes. An empty tensor's other dims then obey the bound a full tensor's do, so a
+// kernel may multiply any of a tensor's dims (outer/inner splits, strides) without overflow:
+// 0 x 2^62 x 2^62 holds no bytes but is refused (fuzz_onnx: Softmax of such a constant).
+[[nodiscard]] bool dims_within_plan(std::span<const int64_t> dims);
+
 // numel * elem_size when every dim is >= 0 and the product fits in int64; -1 otherwise.
 [[nodiscard]] int64_t checked_bytes(std::span<const int64_t> dims, std::size_t elem_size);
 

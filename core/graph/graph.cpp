@@ -81,6 +81,10 @@ Status Graph::validate() const {
     int64_t n = shape_numel(v.shape);
     if (n < 0)
       return make_error("graph: param ", p, " has a dynamic shape or more elements than int64 holds");
+    if (!dims_within_plan(v.shape))
+      return make_error("graph: param ", p, " of shape ", shape_str(v.shape),
+                        " has dims whose product (zeros aside) exceeds the ", kMaxPlannedBytes,
+                        " a plan admits");
     if (static_cast<uint64_t>(n) * dtype_size(v.dtype) != params[p].data.size())
       return make_error("graph: param ", p, " holds ", params[p].data.size(), " bytes, its ",
                         dtype_name(v.dtype), "[", shape_str(v.shape), "] needs ", n * dtype_size(v.dtype));

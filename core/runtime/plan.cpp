@@ -23,13 +23,6 @@ std::size_t slot_bytes(const ValueSlot& s) {
   return static_cast<std::size_t>(s.dims.numel()) * dtype_size(s.dtype);
 }
 
-// An empty tensor's bytes are 0 whatever its other dims are (0 x 2^63-1 x 8 is admitted by size),
-// but kernels do arithmetic on each dim (padding, strides, products with kernel sizes): no dim
-// may exceed the largest planned size either.
-bool has_oversized_dim(std::span<const int64_t> dims) {
-  return std::any_of(dims.begin(), dims.end(), [](int64_t v) { return v > kMaxPlannedBytes; });
-}
-
 Status check_input(const Graph& g, std::size_t i, const Dims& d) {
   const TensorInfo& info = g.input_infos[i];
   if (d.size() != info.shape.size())
@@ -45,9 +38,10 @@ Status check_input(const Graph& g, std::size_t i, const Dims& d) {
   if (bytes < 0 || bytes > kMaxPlannedBytes)
     return make_error("input '", info.name, "': shape ", shape_str(d.span()), " is larger than the ",
                       kMaxPlannedBytes, " bytes a plan admits");
-  if (has_oversized_dim(d.span()))
-    return make_error("input '", info.name, "': shape ", shape_str(d.span()), " has a dim larger than the ",
-                      kMaxPlannedBytes, " a plan admits");
+  if (!dims_within_plan(d.span()))
+    return make_error("input '", info.name, "': shape ", shape_str(d.span()),
+                      " has dims whose product (zeros aside) exceeds the ", kMaxPlannedBytes,
+                      " a plan admits");
   return {};
 }
 
@@ -123,9 +117,10 @@ class Planner {
         if (bytes < 0 || bytes > kMaxPlannedBytes)
           return make_error(label, ": output ", k, " of shape ", shape_str(o.dims.span()),
                             " is larger than the ", kMaxPlannedBytes, " bytes a plan admits");
-        if (has_oversized_dim(o.dims.span()))
+        if (!dims_within_plan(o.dims.span()))
           return make_error(label, ": output ", k, " of shape ", shape_str(o.dims.span()),
-                            " has a dim larger than the ", kMaxPlannedBytes, " a plan admits");
+                            " has dims whose product (zeros aside) exceeds the ", kMaxPlannedBytes,
+                            " a plan admits");
         out_bytes += static_cast<std::size_t>(bytes);
       }
       const bool fold = only_needs_dims(node.op) || (all_known && out_bytes <= kFoldLimitBytes);

@@ -45,3 +45,18 @@ BOOST_AUTO_TEST_CASE(shape_numel_of_hostile_dims_is_zero_or_minus_one_never_wrap
   BOOST_TEST(shape_numel(std::vector<int64_t>{3746994889972252674, 648518346341351424}) == -1);
   BOOST_TEST(shape_numel(std::vector<int64_t>{4, -1}) == -1);
 }
+
+// The plan's bound on dims: with zeros counted as ones the dims multiply to at most
+// kMaxPlannedBytes, so a kernel may multiply any of an empty tensor's dims (fuzz_onnx: a Softmax of
+// a folded 1x3.7e18x6.5e17x0 constant multiplied its inner dims before any size check).
+BOOST_AUTO_TEST_CASE(dims_within_plan_bounds_the_product_of_the_nonzero_dims) {
+  using weave::dims_within_plan;
+  using weave::kMaxPlannedBytes;
+  BOOST_TEST(dims_within_plan(std::vector<int64_t>{1, 3, 224, 224}));
+  BOOST_TEST(dims_within_plan(std::vector<int64_t>{}));
+  BOOST_TEST(dims_within_plan(std::vector<int64_t>{kMaxPlannedBytes, 0, 1}));
+  BOOST_TEST(!dims_within_plan(std::vector<int64_t>{kMaxPlannedBytes, 0, 2}));
+  BOOST_TEST(!dims_within_plan(std::vector<int64_t>{int64_t{1} << 40, int64_t{1} << 40, 0}));
+  BOOST_TEST(!dims_within_plan(std::vector<int64_t>{1, 3746994889972252674, 648518346341351424, 0}));
+  BOOST_TEST(!dims_within_plan(std::vector<int64_t>{0, -1}));
+}
