@@ -73,6 +73,9 @@ enum {
   PROP_PIXEL_THRESHOLD,
   PROP_BOX_THRESHOLD,
   PROP_UNCLIP_RATIO,
+  PROP_SCORE_MODE,
+  PROP_MIN_SIZE,
+  PROP_MAX_CANDIDATES,
   PROP_SCORE_THRESHOLD,
   PROP_IOU_THRESHOLD,
   PROP_MAX_DETECTIONS,
@@ -80,6 +83,8 @@ enum {
   PROP_ANGLE_THRESHOLD,
   PROP_JSON,
   PROP_TRACK_RESULTS,
+  PROP_MERGE,
+  PROP_LINE_GAP,
   PROP_FRAMES,
   PROP_REGIONS,
   PROP_RESULTS,
@@ -100,6 +105,8 @@ struct MetaState {
   wv::DecoderOptions options;
   std::string json;
   int track_results = GST_WEAVE_META_TRACK_RESULTS_VOTE;
+  int merge = GST_WEAVE_META_MERGE_NONE;
+  wv::LineMergeOptions line_options;
 
   // Per run
   std::unique_ptr<wv::Decoder> decoder;
@@ -197,7 +204,9 @@ static gboolean gst_weave_meta_start(GstAggregator* agg) {
     return FALSE;
   }
   s.decoder = std::move(*decoder);
-  s.json_lines = wv::RegionLines(wv::keys_for(s.decoder->result_regions(), s.roi_type));
+  wv::RegionKeys json_keys = wv::keys_for(s.decoder->result_regions(), s.roi_type);
+  if (s.merge == GST_WEAVE_META_MERGE_LINE) json_keys.lines = s.line_options;
+  s.json_lines = wv::RegionLines(json_keys);
   s.history = weave::track::TrackResults(static_cast<weave::track::ResultHistory>(s.track_results));
   s.video_ok = false;
   s.tensor_ok = false;
@@ -485,6 +494,23 @@ static void gst_weave_meta_set_property(GObject* object, guint prop_id, const GV
     case PROP_UNCLIP_RATIO:
       s.options.text.unclip_ratio = static_cast<float>(g_value_get_double(value));
       break;
+    case PROP_SCORE_MODE:
+      s.options.text.score_mode = g_value_get_enum(value) == GST_WEAVE_META_SCORE_MODE_SLOW
+                                      ? wv::TextDetectionOptions::ScoreMode::slow
+                                      : wv::TextDetectionOptions::ScoreMode::fast;
+      break;
+    case PROP_MIN_SIZE:
+      s.options.text.min_size = g_value_get_int(value);
+      break;
+    case PROP_MAX_CANDIDATES:
+      s.options.text.max_candidates = g_value_get_int(value);
+      break;
+    case PROP_MERGE:
+      s.merge = g_value_get_enum(value);
+      break;
+    case PROP_LINE_GAP:
+      s.line_options.max_gap = static_cast<float>(g_value_get_double(value));
+      break;
     case PROP_SCORE_THRESHOLD:
       s.options.boxes.score_threshold = static_cast<float>(g_value_get_double(value));
       s.options.threshold = g_value_get_double(value);
@@ -564,6 +590,17 @@ static void gst_weave_meta_get_property(GObject* object, guint prop_id, GValue* 
     case PROP_UNCLIP_RATIO:
       g_value_set_double(value, s.options.text.unclip_ratio);
       break;
+    case PROP_SCORE_MODE:
+      g_value_set_enum(value, s.options.text.score_mode == wv::TextDetectionOptions::ScoreMode::slow
+                                  ? GST_WEAVE_META_SCORE_MODE_SLOW
+                                  : GST_WEAVE_META_SCORE_MODE_FAST);
+      break;
+    case PROP_MIN_SIZE:
+      g_value_set_int(value, s.options.text.min_size);
+      break;
+    case PROP_MAX_CANDIDATES:
+      g_value_set_int(value, s.options.text.max_candidates);
+      break;
     case PROP_SCORE_THRESHOLD:
       g_value_set_double(value, s.options.boxes.score_threshold);
       break;
@@ -584,6 +621,12 @@ static void gst_weave_meta_get_property(GObject* object, guint prop_id, GValue* 
       break;
     case PROP_TRACK_RESULTS:
       g_value_set_enum(value, s.track_results);
+      break;
+    case PROP_MERGE:
+      g_value_set_enum(value, s.merge);
+      break;
+    case PROP_LINE_GAP:
+      g_value_set_double(value, s.line_options.max_gap);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -672,6 +715,24 @@ static void gst_weave_meta_class_init(GstWeaveMetaClass* klass) {
                           "db: how much a box is grown back (the detector sees text shrunk)", 0.0, 10.0,
                           defaults.text.unclip_ratio, rw_ready));
   g_object_class_install_property(
+      gobject_class, PROP_SCORE_MODE,
+      g_param_spec_enum("score-mode", "Score mode",
+                        "db: where a box's score (compared with box-threshold) is measured: inside its rotated "
+                        "rectangle (fast) or inside the text region's own outline (slow: exact for curved "
+                        "or broken text)",
+                        GST_TYPE_WEAVE_META_SCORE_MODE, GST_WEAVE_META_SCORE_MODE_FAST, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_MIN_SIZE,
+      g_param_spec_int("min-size", "Minimum box size",
+                       "db: least short side of a box in probability-map pixels (before growing it back; "
+                       "min-size + 2 after)",
+                       1, 10000, defaults.text.min_size, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_MAX_CANDIDATES,
+      g_param_spec_int("max-candidates", "Maximum candidates",
+                       "db: text regions looked at per frame, the largest first", 1, 1000000,
+                       defaults.text.max_candidates, rw_ready));
+  g_object_class_install_property(
       gobject_class, PROP_SCORE_THRESHOLD,
       g_param_spec_double("score-threshold", "Score threshold",
                           "yolo, yolov8, ssd: least score of a box; classification: least score of a class "
@@ -714,6 +775,18 @@ static void gst_weave_meta_class_init(GstWeaveMetaClass* klass) {
                         "upstream): its own read, or the track's best or voted read so far (also on frames "
                         "where the region was not read)",
                         GST_TYPE_WEAVE_META_TRACK_RESULTS, GST_WEAVE_META_TRACK_RESULTS_VOTE, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_MERGE,
+      g_param_spec_enum("merge", "Merge",
+                        "JSON text entries: one per box (none), or the boxes of one text line joined into "
+                        "one entry whose \"text\" is the line, words separated by a space, in reading order, "
+                        "its boxes listed under \"words\" (line). Metas stay one per box",
+                        GST_TYPE_WEAVE_META_MERGE, GST_WEAVE_META_MERGE_NONE, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_LINE_GAP,
+      g_param_spec_double("line-gap", "Line gap",
+                          "merge=line: widest gap between two boxes of one line, in heights of the taller box",
+                          0.0, 100.0, wv::LineMergeOptions{}.max_gap, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_FRAMES,
       g_param_spec_uint64("frames", "Frames", "Frames sent since start", 0, G_MAXUINT64, 0, ro));
@@ -761,6 +834,9 @@ static void gst_weave_meta_class_init(GstWeaveMetaClass* klass) {
   agg_class->aggregate = GST_DEBUG_FUNCPTR(gst_weave_meta_aggregate);
 
   gst_type_mark_as_plugin_api(GST_TYPE_WEAVE_META_MODE, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_WEAVE_META_SCORE_MODE, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_WEAVE_META_MERGE, static_cast<GstPluginAPIFlags>(0));
+  gst_type_mark_as_plugin_api(GST_TYPE_WEAVE_META_TRACK_RESULTS, static_cast<GstPluginAPIFlags>(0));
   GST_DEBUG_CATEGORY_INIT(weave_meta_debug, "weavemeta", 0, "Weave results to frames");
 }
 

@@ -34,4 +34,20 @@ typedef enum {
 #define GST_TYPE_WEAVE_META_TRACK_RESULTS (gst_weave_meta_track_results_get_type())
 GType gst_weave_meta_track_results_get_type(void);
 
+// db: where a box's score is measured (core/vision/text_detection.h).
+typedef enum {
+  GST_WEAVE_META_SCORE_MODE_FAST = 0,
+  GST_WEAVE_META_SCORE_MODE_SLOW = 1,
+} GstWeaveMetaScoreMode;
+#define GST_TYPE_WEAVE_META_SCORE_MODE (gst_weave_meta_score_mode_get_type())
+GType gst_weave_meta_score_mode_get_type(void);
+
+// Text entries of the JSON: each box, or boxes on one line joined (core/vision/text_lines.h).
+typedef enum {
+  GST_WEAVE_META_MERGE_NONE = 0,
+  GST_WEAVE_META_MERGE_LINE = 1,
+} GstWeaveMetaMerge;
+#define GST_TYPE_WEAVE_META_MERGE (gst_weave_meta_merge_get_type())
+GType gst_weave_meta_merge_get_type(void);
+
 G_END_DECLS

@@ -1,5 +1,5 @@
 // weavemeta's enums: its modes (named as weave::vision::DecoderRegistry knows them) and what a
-// per-region mode reports for a region of a track.
+// per-region mode reports for a region of a track, db's score mode and the JSON's line joining.
 #include "gst-plugin/gstweavemeta.h"
 
 GType gst_weave_meta_mode_get_type(void) {
@@ -34,5 +34,29 @@ GType gst_weave_meta_track_results_get_type(void) {
   };
   if (g_once_init_enter(&type))
     g_once_init_leave(&type, g_enum_register_static("GstWeaveMetaTrackResults", values));
+  return type;
+}
+
+GType gst_weave_meta_score_mode_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_WEAVE_META_SCORE_MODE_FAST, "Mean probability inside the box's rotated rectangle", "fast"},
+      {GST_WEAVE_META_SCORE_MODE_SLOW, "Mean probability inside the text region's own outline", "slow"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type))
+    g_once_init_leave(&type, g_enum_register_static("GstWeaveMetaScoreMode", values));
+  return type;
+}
+
+GType gst_weave_meta_merge_get_type(void) {
+  static GType type = 0;
+  static const GEnumValue values[] = {
+      {GST_WEAVE_META_MERGE_NONE, "One JSON text entry per box", "none"},
+      {GST_WEAVE_META_MERGE_LINE,
+       "Boxes on one text line joined into one entry, its boxes listed under \"words\"", "line"},
+      {0, nullptr, nullptr},
+  };
+  if (g_once_init_enter(&type)) g_once_init_leave(&type, g_enum_register_static("GstWeaveMetaMerge", values));
   return type;
 }

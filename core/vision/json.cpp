@@ -105,24 +105,45 @@ std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<con
     if (!r.track) return std::string();
     return ",\"track\":" + std::to_string(r.track->id) + (r.track->predicted ? ",\"predicted\":true" : "");
   };
+  auto text_item = [&](const Region& r) {
+    std::string item = "{";
+    if (r.text)
+      item += "\"text\":" + json_string(r.text->text) + ",\"score\":" + number(r.text->score) + ",";
+    else
+      item += "\"score\":" + number(r.score) + ",";
+    item += "\"box\":" + corners(r);
+    if (r.angle && *r.angle != 0) item += ",\"angle\":" + std::to_string(*r.angle);
+    return item + classes(r) + track(r) + "}";
+  };
+  auto add = [](std::string& list, const std::string& item) {
+    if (!list.empty()) list += ',';
+    list += item;
+  };
   std::string texts, objects;
+  if (keys.lines) {
+    for (const TextLine& line : merge_text_lines(regions, *keys.lines)) {
+      if (line.words.size() == 1) {
+        add(texts, text_item(regions[line.words.front()]));
+        continue;
+      }
+      std::string words;
+      for (int w : line.words) add(words, text_item(regions[w]));
+      std::string item = text_item(line.region);
+      item.pop_back();  // the closing brace
+      item.append(",\"words\":[").append(words).append("]}");
+      add(texts, item);
+    }
+  }
   for (const Region& r : regions) {
     if (r.type == "text") {
-      std::string item = "{";
-      if (r.text)
-        item += "\"text\":" + json_string(r.text->text) + ",\"score\":" + number(r.text->score) + ",";
-      else
-        item += "\"score\":" + number(r.score) + ",";
-      item += "\"box\":" + corners(r);
-      if (r.angle && *r.angle != 0) item += ",\"angle\":" + std::to_string(*r.angle);
-      texts += (texts.empty() ? "" : ",") + item + classes(r) + track(r) + "}";
+      if (!keys.lines) add(texts, text_item(r));
       continue;
     }
     std::string item = "{\"label\":" + json_string(r.label.empty() ? r.type : r.label) +
                        ",\"class_id\":" + std::to_string(r.class_id) + ",\"score\":" + number(r.score) +
                        ",\"box\":" + corners(r) + classes(r);
     if (r.text) item += ",\"text\":" + json_string(r.text->text) + ",\"text_score\":" + number(r.text->score);
-    objects += (objects.empty() ? "" : ",") + item + track(r) + "}";
+    add(objects, item + track(r) + "}");
   }
   std::string out = "{\"pts\":";
   out += pts_ns ? std::to_string(*pts_ns) : "null";
@@ -134,11 +155,11 @@ std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<con
 RegionKeys keys_for(ResultRegions regions, std::string_view roi_type) {
   switch (regions) {
     case ResultRegions::text:
-      return RegionKeys{true, false};
+      return RegionKeys{.texts = true, .objects = false, .lines = {}};
     case ResultRegions::objects:
-      return RegionKeys{false, true};
+      return RegionKeys{.texts = false, .objects = true, .lines = {}};
     default:
-      return RegionKeys{roi_type == "text", !roi_type.empty() && roi_type != "text"};
+      return RegionKeys{.texts = roi_type == "text", .objects = !roi_type.empty() && roi_type != "text", .lines = {}};
   }
 }
 

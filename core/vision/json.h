@@ -25,6 +25,7 @@
 #include "core/common/status.h"
 #include "core/vision/decoder.h"
 #include "core/vision/regions.h"
+#include "core/vision/text_lines.h"
 
 namespace weave::vision {
 
@@ -36,6 +37,10 @@ namespace weave::vision {
 struct RegionKeys {
   bool texts = false;
   bool objects = false;
+  // Text boxes on one line joined (text_lines.h): each entry of "texts" is then a line, and a
+  // line of several boxes lists them under "words" (each as an entry would be without joining):
+  //   {"text":"Word 12","score":0.97,"box":[...],"words":[{"text":"Word",...},{"text":"12",...}]}
+  std::optional<LineMergeOptions> lines;
 };
 
 // One line for the regions of a frame (no trailing newline), with the arrays `keys` asks for

@@ -22,11 +22,13 @@ Quad ordered_corners(const cv::RotatedRect& r) {
   return Quad{Point{tl.x, tl.y}, Point{tr.x, tr.y}, Point{br.x, br.y}, Point{bl.x, bl.y}};
 }
 
-// Mean of `prob` inside the polygon `quad` (map pixels).
-float mean_inside(const cv::Mat& prob, const Quad& quad) {
+// Mean of `prob` inside the polygon `points` (map pixels).
+template <class Points>
+float mean_inside(const cv::Mat& prob, const Points& points) {
   const int w = prob.cols, h = prob.rows;
-  float fx0 = quad[0].x, fx1 = quad[0].x, fy0 = quad[0].y, fy1 = quad[0].y;
-  for (const Point& p : quad) {
+  float fx0 = static_cast<float>(points[0].x), fx1 = fx0, fy0 = static_cast<float>(points[0].y), fy1 = fy0;
+  for (const auto& q : points) {
+    const Point p{static_cast<float>(q.x), static_cast<float>(q.y)};
     fx0 = std::min(fx0, p.x);
     fx1 = std::max(fx1, p.x);
     fy0 = std::min(fy0, p.y);
@@ -38,7 +40,7 @@ float mean_inside(const cv::Mat& prob, const Quad& quad) {
   const int y1 = std::clamp(static_cast<int>(std::ceil(fy1)), 0, h - 1);
   cv::Mat mask = cv::Mat::zeros(y1 - y0 + 1, x1 - x0 + 1, CV_8UC1);
   std::vector<cv::Point> poly;
-  for (const Point& p : quad)
+  for (const auto& p : points)
     poly.emplace_back(static_cast<int>(std::lround(p.x)) - x0, static_cast<int>(std::lround(p.y)) - y0);
   cv::fillPoly(mask, std::vector<std::vector<cv::Point>>{poly}, cv::Scalar(1));
   return static_cast<float>(cv::mean(prob(cv::Rect(x0, y0, x1 - x0 + 1, y1 - y0 + 1)), mask)[0]);
@@ -87,7 +89,9 @@ Expected<std::vector<Region>> decode_text_boxes(const ConstTensorView& map, cons
       if (contour.size() < 3) continue;
       cv::RotatedRect rect = cv::minAreaRect(contour);
       if (std::min(rect.size.width, rect.size.height) < static_cast<float>(o.min_size)) continue;
-      const float score = mean_inside(prob, ordered_corners(rect));
+      const float score = o.score_mode == TextDetectionOptions::ScoreMode::slow
+                              ? mean_inside(prob, contour)
+                              : mean_inside(prob, ordered_corners(rect));
       if (score < o.box_threshold) continue;
       // Offsetting a rectangle by d (round joins) and taking the minimum-area rectangle of the
       // result grows each side by d: no polygon clipping library needed.

@@ -3,7 +3,9 @@
 //
 //  1. pixels above `threshold` are text; each connected region's contour gives a minimum-area
 //     rotated rectangle, dropped when its short side is under `min_size` pixels;
-//  2. its score is the mean probability inside it, dropped under `box_threshold`;
+//  2. its score is the mean probability inside it (score_mode fast) or inside the region's own
+//     contour (slow: exact for curved or broken text, a little slower), dropped under
+//     `box_threshold`;
 //  3. the detector sees shrunk text (DB is trained on boxes shrunk by a ratio), so each box
 //     is grown back ("unclipped") by area * unclip_ratio / perimeter on every side;
 //  4. corners are mapped to frame pixels through the preprocessing geometry, clipped to the
@@ -25,6 +27,7 @@ struct TextDetectionOptions {
   float unclip_ratio = 1.5f;   // growth of the shrunk box
   int max_candidates = 1000;   // contours looked at, largest first
   int min_size = 3;            // short side of a kept box in map pixels
+  enum class ScoreMode { fast, slow } score_mode = ScoreMode::fast;  // see step 2
 };
 
 // Checks dtype float32 and a 2-D map (leading dims of 1).

@@ -306,6 +306,46 @@ BOOST_AUTO_TEST_CASE(meta_ctc_attaches_each_row_to_the_region_it_was_cropped_fro
   BOOST_TEST(m.prop("results") == 2u);
 }
 
+// merge=line: the JSON joins the two reads on one line ("c" left of "ab"), listing both boxes;
+// the frame keeps one meta per box.
+BOOST_AUTO_TEST_CASE(meta_ctc_merge_line_writes_lines_and_keeps_a_meta_per_box) {
+  const std::string keys = temp_path("keys_lines.txt");
+  const std::string json = temp_path("lines.jsonl");
+  std::ofstream(keys) << "a\nb\nc\n";
+  Meta m(
+      [&](GstElement* e) {
+        gst_util_set_object_arg(G_OBJECT(e), "mode", "ctc");
+        gst_util_set_object_arg(G_OBJECT(e), "merge", "line");
+        g_object_set(e, "labels", keys.c_str(), "json", json.c_str(), nullptr);
+      },
+      64, 32, "tensor/x-raw,dtype=float32,shape=(int)<2,3,5>");
+  int merge = -1;
+  g_object_get(m.element, "merge", &merge, nullptr);
+  BOOST_TEST(merge == 1);
+  gst_harness_play(m.video);
+  gst_harness_play(m.tensors);
+  GstBuffer* frame = rgb_frame(64, 32, 0, 0);
+  wc::add_region(frame, text_region({0, 0, 10, 10}));
+  wc::add_region(frame, text_region({14, 0, 10, 10}));
+  std::vector<float> t(2 * 3 * 5, 0.0f);
+  const int classes[] = {1, 2, 0, 3, 0, 0};  // row 0 "ab", row 1 "c"
+  for (int k = 0; k < 6; ++k) t[static_cast<std::size_t>(k) * 5 + classes[k]] = 1.0f;
+  wc::TensorOrigin origin;
+  origin.roi_ids = {1, 0};
+  BOOST_TEST(gst_harness_push(m.video, frame) == GST_FLOW_OK);
+  BOOST_TEST(gst_harness_push(m.tensors, tensor(t, 0, origin)) == GST_FLOW_OK);
+  GstBuffer* out = gst_harness_pull(m.video);
+  BOOST_TEST_REQUIRE(out != nullptr);
+  BOOST_TEST(wc::read_regions(out, "text").size() == 2u);
+  gst_buffer_unref(out);
+  std::ifstream in(json);
+  std::string line;
+  BOOST_TEST_REQUIRE(static_cast<bool>(std::getline(in, line)));
+  BOOST_TEST(line.find("{\"pts\":0,\"texts\":[{\"text\":\"c ab\",\"score\":1,\"box\":[[0,0],[24,0],[24,10],[0,10]],"
+                       "\"words\":[{\"text\":\"c\"") == 0u,
+             line);
+}
+
 BOOST_AUTO_TEST_CASE(meta_lets_frames_without_tensor_go_and_drops_stale_tensors) {
   const std::string json = temp_path("gap.jsonl");
   Meta m(

@@ -266,13 +266,13 @@ BOOST_AUTO_TEST_CASE(json_line_of_regions_lists_texts_and_objects) {
       "\"label\":\"husky\",\"score\":0.5}]}]}");
   // A frame without regions still has its line, with the lists asked for, empty.
   BOOST_TEST(wv::regions_json_line(std::nullopt, {}, {}) == "{\"pts\":null}");
-  BOOST_TEST(wv::regions_json_line(std::nullopt, {}, {true, false}) == "{\"pts\":null,\"texts\":[]}");
+  BOOST_TEST(wv::regions_json_line(std::nullopt, {}, {.texts = true, .objects = false, .lines = {}}) == "{\"pts\":null,\"texts\":[]}");
 }
 
 BOOST_AUTO_TEST_CASE(a_streams_lines_keep_their_arrays) {
   // A detector's lines carry "objects" from the first frame, empty when nothing was found, and
   // never "texts"; a stream's text regions make "texts" appear and stay.
-  wv::RegionLines detector({false, true});
+  wv::RegionLines detector({.texts = false, .objects = true, .lines = {}});
   wv::Region dog;
   dog.type = dog.label = "dog";
   dog.box = {0, 0, 4, 4};

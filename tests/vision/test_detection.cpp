@@ -125,6 +125,31 @@ BOOST_AUTO_TEST_CASE(db_drops_faint_tiny_and_empty_maps) {
   BOOST_TEST(!wv::decode_text_boxes({nullptr, DType::float32, Dims{1, 1, h, w}}, {}, identity(), w, h).ok());
 }
 
+// score-mode: an L-shaped text region fills under a third of its rotated rectangle. Measured in
+// the rectangle (fast) it falls below box-threshold; measured in its own outline (slow) it is kept.
+BOOST_AUTO_TEST_CASE(db_slow_score_mode_measures_inside_the_region_outline) {
+  const int w = 120, h = 80;
+  auto m = map_with(w, h, {{20, 20, 60, 8}, {20, 28, 8, 32}});
+  const weave::ConstTensorView map{m.data(), DType::float32, Dims{1, 1, h, w}};
+  wv::TextDetectionOptions o;
+  auto fast = wv::decode_text_boxes(map, o, identity(), w, h);
+  BOOST_TEST_REQUIRE(fast.ok());
+  BOOST_TEST(fast->empty());
+  o.score_mode = wv::TextDetectionOptions::ScoreMode::slow;
+  auto slow = wv::decode_text_boxes(map, o, identity(), w, h);
+  BOOST_TEST_REQUIRE(slow.ok());
+  BOOST_TEST_REQUIRE(slow->size() == 1u);
+  BOOST_TEST((*slow)[0].score > 0.9f);
+  // A solid block scores the same either way.
+  auto block = map_with(w, h, {{20, 20, 60, 12}});
+  const weave::ConstTensorView solid{block.data(), DType::float32, Dims{1, 1, h, w}};
+  auto a = wv::decode_text_boxes(solid, o, identity(), w, h);
+  o.score_mode = wv::TextDetectionOptions::ScoreMode::fast;
+  auto b = wv::decode_text_boxes(solid, o, identity(), w, h);
+  BOOST_TEST_REQUIRE((a.ok() && b.ok() && a->size() == 1u && b->size() == 1u));
+  BOOST_TEST(std::abs((*a)[0].score - (*b)[0].score) < 0.02f);
+}
+
 BOOST_AUTO_TEST_CASE(nms_keeps_the_best_of_overlapping_boxes_per_class) {
   std::vector<wv::Candidate> c = {
       {0, 0, 10, 10, 0.8f, 0},
