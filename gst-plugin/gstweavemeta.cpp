@@ -716,22 +716,22 @@ static void gst_weave_meta_class_init(GstWeaveMetaClass* klass) {
                           defaults.text.unclip_ratio, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_SCORE_MODE,
-      g_param_spec_enum("score-mode", "Score mode",
-                        "db: where a box's score (compared with box-threshold) is measured: inside its rotated "
-                        "rectangle (fast) or inside the text region's own outline (slow: exact for curved "
-                        "or broken text)",
-                        GST_TYPE_WEAVE_META_SCORE_MODE, GST_WEAVE_META_SCORE_MODE_FAST, rw_ready));
+      g_param_spec_enum(
+          "score-mode", "Score mode",
+          "db: where a box's score (compared with box-threshold) is measured: inside its rotated "
+          "rectangle (fast) or inside the text region's own outline (slow: exact for curved "
+          "or broken text)",
+          GST_TYPE_WEAVE_META_SCORE_MODE, GST_WEAVE_META_SCORE_MODE_FAST, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_MIN_SIZE,
       g_param_spec_int("min-size", "Minimum box size",
                        "db: least short side of a box in probability-map pixels (before growing it back; "
                        "min-size + 2 after)",
                        1, 10000, defaults.text.min_size, rw_ready));
-  g_object_class_install_property(
-      gobject_class, PROP_MAX_CANDIDATES,
-      g_param_spec_int("max-candidates", "Maximum candidates",
-                       "db: text regions looked at per frame, the largest first", 1, 1000000,
-                       defaults.text.max_candidates, rw_ready));
+  g_object_class_install_property(gobject_class, PROP_MAX_CANDIDATES,
+                                  g_param_spec_int("max-candidates", "Maximum candidates",
+                                                   "db: text regions looked at per frame, the largest first",
+                                                   1, 1000000, defaults.text.max_candidates, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_SCORE_THRESHOLD,
       g_param_spec_double("score-threshold", "Score threshold",
@@ -784,9 +784,10 @@ static void gst_weave_meta_class_init(GstWeaveMetaClass* klass) {
                         GST_TYPE_WEAVE_META_MERGE, GST_WEAVE_META_MERGE_NONE, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_LINE_GAP,
-      g_param_spec_double("line-gap", "Line gap",
-                          "merge=line: widest gap between two boxes of one line, in heights of the taller box",
-                          0.0, 100.0, wv::LineMergeOptions{}.max_gap, rw_ready));
+      g_param_spec_double(
+          "line-gap", "Line gap",
+          "merge=line: widest gap between two boxes of one line, in heights of the taller box", 0.0, 100.0,
+          wv::LineMergeOptions{}.max_gap, rw_ready));
   g_object_class_install_property(
       gobject_class, PROP_FRAMES,
       g_param_spec_uint64("frames", "Frames", "Frames sent since start", 0, G_MAXUINT64, 0, ro));

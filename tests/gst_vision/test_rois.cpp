@@ -341,9 +341,10 @@ BOOST_AUTO_TEST_CASE(meta_ctc_merge_line_writes_lines_and_keeps_a_meta_per_box) 
   std::ifstream in(json);
   std::string line;
   BOOST_TEST_REQUIRE(static_cast<bool>(std::getline(in, line)));
-  BOOST_TEST(line.find("{\"pts\":0,\"texts\":[{\"text\":\"c ab\",\"score\":1,\"box\":[[0,0],[24,0],[24,10],[0,10]],"
-                       "\"words\":[{\"text\":\"c\"") == 0u,
-             line);
+  BOOST_TEST(
+      line.find("{\"pts\":0,\"texts\":[{\"text\":\"c ab\",\"score\":1,\"box\":[[0,0],[24,0],[24,10],[0,10]],"
+                "\"words\":[{\"text\":\"c\"") == 0u,
+      line);
 }
 
 BOOST_AUTO_TEST_CASE(meta_lets_frames_without_tensor_go_and_drops_stale_tensors) {

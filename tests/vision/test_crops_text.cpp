@@ -266,7 +266,8 @@ BOOST_AUTO_TEST_CASE(json_line_of_regions_lists_texts_and_objects) {
       "\"label\":\"husky\",\"score\":0.5}]}]}");
   // A frame without regions still has its line, with the lists asked for, empty.
   BOOST_TEST(wv::regions_json_line(std::nullopt, {}, {}) == "{\"pts\":null}");
-  BOOST_TEST(wv::regions_json_line(std::nullopt, {}, {.texts = true, .objects = false, .lines = {}}) == "{\"pts\":null,\"texts\":[]}");
+  BOOST_TEST(wv::regions_json_line(std::nullopt, {}, {.texts = true, .objects = false, .lines = {}}) ==
+             "{\"pts\":null,\"texts\":[]}");
 }
 
 BOOST_AUTO_TEST_CASE(a_streams_lines_keep_their_arrays) {
