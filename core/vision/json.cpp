@@ -159,7 +159,8 @@ RegionKeys keys_for(ResultRegions regions, std::string_view roi_type) {
     case ResultRegions::objects:
       return RegionKeys{.texts = false, .objects = true, .lines = {}};
     default:
-      return RegionKeys{.texts = roi_type == "text", .objects = !roi_type.empty() && roi_type != "text", .lines = {}};
+      return RegionKeys{
+          .texts = roi_type == "text", .objects = !roi_type.empty() && roi_type != "text", .lines = {}};
   }
 }
 

@@ -22,11 +22,11 @@
 namespace weave::vision {
 
 struct TextDetectionOptions {
-  float threshold = 0.3f;      // probability of a text pixel
-  float box_threshold = 0.6f;  // mean probability inside a kept box
-  float unclip_ratio = 1.5f;   // growth of the shrunk box
-  int max_candidates = 1000;   // contours looked at, largest first
-  int min_size = 3;            // short side of a kept box in map pixels
+  float threshold = 0.3f;                                            // probability of a text pixel
+  float box_threshold = 0.6f;                                        // mean probability inside a kept box
+  float unclip_ratio = 1.5f;                                         // growth of the shrunk box
+  int max_candidates = 1000;                                         // contours looked at, largest first
+  int min_size = 3;                                                  // short side of a kept box in map pixels
   enum class ScoreMode { fast, slow } score_mode = ScoreMode::fast;  // see step 2
 };
 

@@ -11,8 +11,8 @@ namespace {
 
 struct Extent {
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-  float slope = 0;        // degrees of the top edge from horizontal
-  bool joinable = true;   // upright: a region read turned over is never joined
+  float slope = 0;       // degrees of the top edge from horizontal
+  bool joinable = true;  // upright: a region read turned over is never joined
   [[nodiscard]] float height() const { return y1 - y0; }
 };
 
@@ -52,7 +52,8 @@ bool same_line(const Extent& a, const Extent& b, const LineMergeOptions& o) {
 }
 
 std::size_t utf8_length(const std::string& s) {
-  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+  return static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
 int find(std::vector<int>& parent, int i) {
