@@ -69,6 +69,7 @@ enum {
   PROP_MODE,
   PROP_ROI_TYPE,
   PROP_MAX_BATCH,
+  PROP_WIDTH_TOLERANCE,
   PROP_MIN_WIDTH,
   PROP_MAX_WIDTH,
   PROP_MAX_SIDE,
@@ -207,6 +208,9 @@ static void gst_weave_convert_set_property(GObject* object, guint prop_id, const
       case PROP_MIN_WIDTH:
         s.min_width = g_value_get_int(value);
         break;
+      case PROP_WIDTH_TOLERANCE:
+        s.width_tolerance = g_value_get_double(value);
+        break;
       case PROP_MAX_WIDTH:
         s.max_width = g_value_get_int(value);
         renegotiate = true;
@@ -277,6 +281,9 @@ static void gst_weave_convert_get_property(GObject* object, guint prop_id, GValu
       break;
     case PROP_MIN_WIDTH:
       g_value_set_int(value, s.min_width);
+      break;
+    case PROP_WIDTH_TOLERANCE:
+      g_value_set_double(value, s.width_tolerance);
       break;
     case PROP_MAX_WIDTH:
       g_value_set_int(value, s.max_width);
@@ -407,6 +414,15 @@ static void gst_weave_convert_class_init(GstWeaveConvertClass* klass) {
           "mode=rois: crops per tensor at most (the planned bound of the batch dim); a frame with "
           "more regions gives several tensors",
           1, 1024, convert::kDefaultMaxBatch, rw_ready));
+  g_object_class_install_property(
+      gobject_class, PROP_WIDTH_TOLERANCE,
+      g_param_spec_double(
+          "width-tolerance", "Width tolerance",
+          "mode=rois with a width chosen per batch: crops share a batch only while each is at least (1 - "
+          "this) "
+          "of the batch's width, widest first (less padding: a text recognizer reads better without a long "
+          "pad, and does less work); 1 = any widths together, in region order",
+          0.0, 1.0, 1.0, rw_playing));
   g_object_class_install_property(
       gobject_class, PROP_MIN_WIDTH,
       g_param_spec_int("min-width", "Min width",

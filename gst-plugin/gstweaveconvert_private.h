@@ -50,6 +50,7 @@ struct ConvertState {
   int max_batch = kDefaultMaxBatch;
   int min_width = kDefaultMinWidth;
   int max_width = kDefaultMaxWidth;
+  double width_tolerance = 1.0;  // crops of widths within this fraction share a batch (1: any)
   int max_side = 0;          // mode=frame: the video size as tensor size, scaled down to this (0 = no limit)
   bool width_fixed = false;  // negotiated: the crop width is fixed (out_width), else per batch
   // Crops of the frame being converted (streaming thread only): its batches go out one per

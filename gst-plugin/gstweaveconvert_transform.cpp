@@ -167,6 +167,7 @@ GstFlowReturn gst_weave_convert_generate_output(GstBaseTransform* bt, GstBuffer*
     spec.max_width = s.max_width;
     spec.multiple = s.multiple;
     spec.max_batch = s.max_batch;
+    spec.width_tolerance = s.width_tolerance;
     spec.norm = s.props;
     info = s.in_info;
   }

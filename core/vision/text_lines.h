@@ -19,7 +19,7 @@ namespace weave::vision {
 
 struct LineMergeOptions {
   float min_overlap = 0.5f;         // vertical overlap, as a fraction of the lower box's height
-  float max_gap = 1.0f;             // horizontal gap, in heights of the taller box
+  float max_gap = 1.5f;             // horizontal gap, in heights of the taller box (3 monospaced spaces)
   float max_height_ratio = 1.8f;    // taller box height / lower box height
   float max_slope_degrees = 10.0f;  // of a box's top edge from horizontal
 };

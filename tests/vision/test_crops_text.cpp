@@ -66,6 +66,36 @@ wv::CropSpec raw_spec(int height, int width = 0) {
 
 }  // namespace
 
+// width_tolerance: crops of similar widths share a batch, widest first; a crop much narrower than
+// its batch starts another, so no crop is padded by more than the tolerance allows.
+BOOST_AUTO_TEST_CASE(plan_batches_crops_of_similar_widths_together) {
+  const std::vector<wv::Region> regions = {
+      box_region(0, {0, 0, 20, 10}),    // 16 wide at height 8
+      box_region(1, {0, 20, 100, 10}),  // 80
+      box_region(2, {0, 40, 25, 10}),   // 20
+      box_region(3, {0, 60, 90, 10}),   // 72
+  };
+  auto spec = raw_spec(8);
+  auto any = wv::plan_crops(regions, 200, 100, spec);  // tolerance 1: one batch, region order
+  BOOST_TEST_REQUIRE(any.ok());
+  BOOST_TEST_REQUIRE(any->size() == 1u);
+  BOOST_TEST((*any)[0].regions == (std::vector<int>{0, 1, 2, 3}));
+  spec.width_tolerance = 0.25;
+  auto similar = wv::plan_crops(regions, 200, 100, spec);
+  BOOST_TEST_REQUIRE(similar.ok());
+  BOOST_TEST_REQUIRE(similar->size() == 2u);
+  BOOST_TEST((*similar)[0].regions == (std::vector<int>{1, 3}));  // 80 and 72 >= 0.75 * 80
+  BOOST_TEST((*similar)[0].width == 80);
+  BOOST_TEST((*similar)[1].regions == (std::vector<int>{2, 0}));  // 20 and 16 >= 0.75 * 20
+  BOOST_TEST((*similar)[1].width == 20);
+  spec.width_tolerance = 0.0;  // only equal widths together
+  auto equal = wv::plan_crops(regions, 200, 100, spec);
+  BOOST_TEST_REQUIRE(equal.ok());
+  BOOST_TEST(equal->size() == 4u);
+  spec.width_tolerance = 1.5;
+  BOOST_TEST(!wv::plan_crops(regions, 200, 100, spec).ok());
+}
+
 BOOST_AUTO_TEST_CASE(plan_sizes_each_crop_by_its_aspect_and_skips_empty_boxes) {
   std::vector<wv::Region> regions = {
       box_region(0, {10, 10, 100, 20}),  // 5:1 -> 40 wide at height 8

@@ -35,7 +35,7 @@ BOOST_AUTO_TEST_CASE(words_of_one_line_join_left_to_right_and_lines_come_in_read
   const std::vector<wv::Region> r = {word(280, 100, 50, 24, "12"), word(100, 100, 160, 24, "Word"),
                                      word(100, 20, 120, 30, "Title"), word(500, 22, 80, 28, "right")};
   const auto lines = wv::merge_text_lines(r);
-  // "Title" and "right" are on one row but 280 px apart (more than one height): two lines;
+  // "Title" and "right" are on one row but 280 px apart (more than 1.5 heights): two lines;
   // "Word" and "12" are 20 px apart, less than their height of 24.
   BOOST_TEST((texts(lines) == std::vector<std::string>{"Title", "right", "Word 12"}));
   BOOST_TEST((lines[2].words == std::vector<int>{1, 0}));
@@ -60,11 +60,14 @@ BOOST_AUTO_TEST_CASE(a_line_score_weights_each_word_by_its_characters) {
 
 BOOST_AUTO_TEST_CASE(boxes_too_far_apart_offset_or_of_other_heights_stay_apart) {
   wv::LineMergeOptions o;
-  // Gap of 30 px between boxes 20 high: joined at max_gap 1.5 (30 px), not at 1.0 (20 px).
+  // Gap of 30 px between boxes 20 high: joined at max_gap 1.5 (30 px, the default), not at 1.0.
   std::vector<wv::Region> r = {word(0, 0, 50, 20, "a"), word(80, 0, 50, 20, "b")};
-  BOOST_TEST(wv::merge_text_lines(r, o).size() == 2u);
-  o.max_gap = 1.5f;
   BOOST_TEST(wv::merge_text_lines(r, o).size() == 1u);
+  o.max_gap = 1.0f;
+  BOOST_TEST(wv::merge_text_lines(r, o).size() == 2u);
+  r[1].box.x = 81;  // 31 px: beyond the default too
+  r[1].quad = wv::quad_of(r[1].box);
+  BOOST_TEST(wv::merge_text_lines(r, {}).size() == 2u);
   o = {};
   // Vertically offset by 12 of 20 px: overlap 8 < half the height.
   r = {word(0, 0, 50, 20, "a"), word(55, 12, 50, 20, "b")};
