@@ -28,12 +28,12 @@
 namespace weave::vision {
 
 struct CropSpec {
-  int height = 48;      // tensor height (> 0)
-  int width = 0;        // fixed tensor width; 0 = from the crops (see min_width, max_width)
-  int min_width = 8;    // least batch width when it comes from the crops
-  int max_width = 960;  // greatest batch width (the planned bound); wider crops are squeezed
-  int multiple = 8;     // batch width rounded up to a multiple of this
-  int max_batch = 16;   // crops per tensor
+  int height = 48;               // tensor height (> 0)
+  int width = 0;                 // fixed tensor width; 0 = from the crops (see min_width, max_width)
+  int min_width = 8;             // least batch width when it comes from the crops
+  int max_width = 960;           // greatest batch width (the planned bound); wider crops are squeezed
+  int multiple = 8;              // batch width rounded up to a multiple of this
+  int max_batch = 16;            // crops per tensor
   double width_tolerance = 1.0;  // how much narrower than its batch a crop may be (0..1)
   // Normalization and layout as for whole frames (width/height/resize of `norm` are unused).
   PreprocessSpec norm;
