@@ -5,6 +5,10 @@
 //
 //   GST_PLUGIN_PATH=build/gst-plugin build/bench/bench_ocr_cascade [--frames N] [--width W]
 //       [--height H] [--source DIR] [--cache DIR] [--json] [--track] [--interval N] [--publish URI]
+//       [--scene NAME]
+//
+// --scene: which rendered scene (text_scene.h): demo (default) or one of the varied set
+// (spacing, patterned, small, colours) that bench/ocr_accuracy.sh scores.
 //
 // --track adds weavetrack after detection; --interval N (with it) runs the detector on every
 // N-th frame and reads each track's text on its first frame and every N-th
@@ -177,7 +181,7 @@ int main(int argc, char** argv) {
   int frames = 20, width = 1280, height = 720;
   bool json = false, track = false;
   int interval = 1;
-  std::string publish;
+  std::string publish, scene_name = "demo";
   const char* root_env = std::getenv("WEAVE_SOURCE_ROOT");
   std::string root = root_env != nullptr ? root_env : ".";
   std::string cache = "build/bench/cache";
@@ -202,10 +206,12 @@ int main(int argc, char** argv) {
       interval = std::max(1, std::atoi(next().c_str()));
     else if (a == "--publish")
       publish = next();
+    else if (a == "--scene")
+      scene_name = next();
     else {
       std::fprintf(stderr,
                    "usage: bench_ocr_cascade [--frames N] [--width W] [--height H] [--source DIR] "
-                   "[--cache DIR] [--json] [--track] [--interval N] [--publish URI]\n");
+                   "[--cache DIR] [--json] [--track] [--interval N] [--publish URI] [--scene NAME]\n");
       return 2;
     }
   }
@@ -223,7 +229,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot read %s/pipelines/ocr_cascade.txt (--source DIR)\n", root.c_str());
     return 2;
   }
-  const weave::demo::Scene scene = weave::demo::demo_scene(width, height, frames);
+  weave::demo::Scene scene;
+  if (!weave::demo::scene_by_name(scene_name, width, height, frames, scene)) {
+    std::fprintf(stderr, "no scene '%s' (build/pipelines/render_text --scene list)\n", scene_name.c_str());
+    return 2;
+  }
   std::vector<std::vector<std::uint8_t>> pixels;
   auto keep = [&](int, std::uint64_t, const std::uint8_t* rgb) {
     const std::size_t stride = (static_cast<std::size_t>(width) * 3 + 3) / 4 * 4;

@@ -93,5 +93,7 @@ int main(int argc, char** argv) {
   for (const auto& m : s.misses) std::printf("  miss: %s\n", m.c_str());
   std::printf("read %d of %d strings exactly (%.1f%%), found %d of %d\n", s.read, s.shown,
               s.shown > 0 ? 100.0 * s.read / s.shown : 0.0, s.found, s.shown);
+  std::printf("read %d of %d strings exactly anywhere on their frame (%.1f%%)\n", s.read_anywhere, s.shown,
+              s.shown > 0 ? 100.0 * s.read_anywhere / s.shown : 0.0);
   return read.size() == truth.size() && s.found == s.shown && s.read * 10 >= s.shown * 9 ? 0 : 1;
 }
