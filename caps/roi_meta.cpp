@@ -83,6 +83,13 @@ vision::Region region_of(GstVideoRegionOfInterestMeta* m) {
       const char* text = gst_structure_get_string(s, "text");
       r.text = vision::TextResult{text != nullptr ? text : "",
                                   static_cast<float>(get_double(s, "confidence", 0.0))};
+      const GValue* chars = gst_structure_get_value(s, "char-confidences");
+      if (chars != nullptr && GST_VALUE_HOLDS_ARRAY(chars))
+        for (guint k = 0; k < gst_value_array_get_size(chars); ++k) {
+          const GValue* c = gst_value_array_get_value(chars, k);
+          r.text->char_scores.push_back(G_VALUE_HOLDS_DOUBLE(c) ? static_cast<float>(g_value_get_double(c))
+                                                                : 0.0f);
+        }
     } else if (const char* label = gst_structure_get_string(s, "label")) {
       vision::ClassResult c;
       c.name = gst_structure_get_name(s);
@@ -217,9 +224,22 @@ bool attach_row(GstBuffer* buffer, int id, const vision::RowResult& row, std::st
   if (row.angle)
     set_param(m, gst_structure_new(kAngle, "degrees", G_TYPE_INT, *row.angle, "confidence", G_TYPE_DOUBLE,
                                    static_cast<double>(row.angle_score), nullptr));
-  if (row.text)
-    set_param(m, gst_structure_new(kText, "text", G_TYPE_STRING, row.text->text.c_str(), "confidence",
-                                   G_TYPE_DOUBLE, static_cast<double>(row.text->score), nullptr));
+  if (row.text) {
+    GstStructure* t = gst_structure_new(kText, "text", G_TYPE_STRING, row.text->text.c_str(), "confidence",
+                                        G_TYPE_DOUBLE, static_cast<double>(row.text->score), nullptr);
+    if (!row.text->char_scores.empty()) {
+      GValue chars = G_VALUE_INIT;
+      gst_value_array_init(&chars, static_cast<guint>(row.text->char_scores.size()));
+      for (float c : row.text->char_scores) {
+        GValue v = G_VALUE_INIT;
+        g_value_init(&v, G_TYPE_DOUBLE);
+        g_value_set_double(&v, c);
+        gst_value_array_append_and_take_value(&chars, &v);
+      }
+      gst_structure_take_value(t, "char-confidences", &chars);
+    }
+    set_param(m, t);
+  }
   return true;
 }
 

@@ -8,7 +8,8 @@
 //     detection       confidence (double), label-id (int, when a class), label (string),
 //                     corners (GstValueArray of 8 doubles: x0,y0 .. x3,y3 of a rotated box)
 //     angle           degrees (int), confidence (double)        -- e.g. weavemeta mode=angle
-//     text            text (string, UTF-8), confidence (double)  -- weavemeta mode=ctc
+//     text            text (string, UTF-8), confidence (double), char-confidences (array of
+//                     doubles, one per character, when known)  -- weavemeta mode=ctc
 //     track           id (guint64, from 1), age (int, frames since the track was born),
 //                     predicted (boolean: no detection, the box is the track's prediction)
 //                                                                 -- weavetrack

@@ -36,6 +36,7 @@ Expected<std::vector<TextResult>> ctc_greedy(const ConstTensorView& probs,
       const auto best = static_cast<int64_t>(std::max_element(row, row + classes) - row);
       if (best != 0 && best != previous) {
         t.text += best == space ? std::string(" ") : keys[static_cast<std::size_t>(best - 1)];
+        t.char_scores.push_back(row[best]);
         sum += row[best];
         ++count;
       }

@@ -2,7 +2,8 @@
 // C classes; probabilities, e.g. PP-OCR rec's softmax output). Class 0 is the CTC blank; class
 // k in 1..K is key k-1 of the keys file; a model with K+2 classes reads its last class as a space
 // (PaddleOCR's use_space_char). At each step the best class wins; repeats and blanks are
-// dropped. A text's score is the mean probability of its characters (0 for an empty text).
+// dropped. A text's score is the mean probability of its characters (0 for an empty text); each
+// character's own probability is kept (TextResult::char_scores).
 #pragma once
 
 #include <span>

@@ -107,9 +107,15 @@ std::string regions_json_line(std::optional<std::uint64_t> pts_ns, std::span<con
   };
   auto text_item = [&](const Region& r) {
     std::string item = "{";
-    if (r.text)
+    if (r.text) {
       item += "\"text\":" + json_string(r.text->text) + ",\"score\":" + number(r.text->score) + ",";
-    else
+      if (!r.text->char_scores.empty()) {
+        item += "\"char_scores\":[";
+        for (std::size_t k = 0; k < r.text->char_scores.size(); ++k)
+          item.append(k ? "," : "").append(number(r.text->char_scores[k]));
+        item += "],";
+      }
+    } else
       item += "\"score\":" + number(r.score) + ",";
     item += "\"box\":" + corners(r);
     if (r.angle && *r.angle != 0) item += ",\"angle\":" + std::to_string(*r.angle);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/vision/preprocess.h"
@@ -43,8 +44,14 @@ struct ClassResult {
 };
 
 struct TextResult {
+  TextResult() = default;
+  TextResult(std::string text_, float score_, std::vector<float> char_scores_ = {})
+      : text(std::move(text_)), score(score_), char_scores(std::move(char_scores_)) {}
   std::string text;  // UTF-8
   float score = 0.0f;
+  // The recognizer's confidence in each character of `text`, in order (one per UTF-8 character);
+  // empty when not known (e.g. a track's voted read standing in for this frame's).
+  std::vector<float> char_scores;
 };
 
 // The track a region belongs to (weavetrack): ids are unique in a stream for as long as it runs.

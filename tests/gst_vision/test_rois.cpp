@@ -302,6 +302,9 @@ BOOST_AUTO_TEST_CASE(meta_ctc_attaches_each_row_to_the_region_it_was_cropped_fro
   BOOST_TEST(regions[0].text->text == "c");
   BOOST_TEST(regions[1].text->text == "ab");
   BOOST_TEST(regions[1].text->score == 1.0f);
+  // Each character's confidence travels in the meta (char-confidences) and back.
+  BOOST_TEST((regions[1].text->char_scores == std::vector<float>{1.0f, 1.0f}));
+  BOOST_TEST((regions[0].text->char_scores == std::vector<float>{1.0f}));
   gst_buffer_unref(out);
   BOOST_TEST(m.prop("results") == 2u);
 }

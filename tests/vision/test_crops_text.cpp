@@ -228,6 +228,15 @@ BOOST_AUTO_TEST_CASE(ctc_drops_blanks_and_repeats_and_reads_the_space_class) {
   BOOST_TEST_REQUIRE(texts->size() == 1u);
   BOOST_TEST((*texts)[0].text == "aa \xe4\xb8\xad");
   BOOST_TEST(std::abs((*texts)[0].score - (0.9f + 0.7f + 0.6f + 0.5f) / 4) < 1e-6f);
+  // Each character's own probability, one per UTF-8 character (the first of a repeat counts).
+  BOOST_TEST(((*texts)[0].char_scores == std::vector<float>{.9f, .7f, .6f, .5f}));
+  // In the JSON of a text region, after its score.
+  wv::Region r;
+  r.type = "text";
+  r.box = wv::Box{0, 0, 4, 2};
+  r.text = (*texts)[0];
+  BOOST_TEST(wv::regions_json_line(0, std::span<const wv::Region>(&r, 1), {})
+                 .find("\"char_scores\":[0.9,0.7,0.6,0.5],\"box\"") != std::string::npos);
   // All blanks: an empty text scoring 0.
   std::vector<float> blank;
   for (int i = 0; i < 3; ++i) {
