@@ -23,11 +23,13 @@
 # both. The last line is one JSON object with every figure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-$root/build}
+build=${WEAVE_BUILD:-$root/build}
+export WEAVE_BUILD=$build  # pipelines/ocr.sh reads the same build
 out=$build/bench/ocr_set
 frames=20 threads=2 peer=1 scenes="demo spacing patterned small colours mixed"
 while [ $# -gt 0 ]; do
   case $1 in
+    --frames | --threads | --scenes) [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; } ;;&
     --frames) frames=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --scenes) scenes=$2; shift 2 ;;
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+[ -n "$scenes" ] || { echo "ocr_accuracy: no scenes" >&2; exit 2; }
 for tool in pipelines/render_text pipelines/ocr_score bench/bench_ocr_cascade; do
   [ -x "$build/$tool" ] || { echo "ocr_accuracy: $build/$tool is missing (ninja -C build)" >&2; exit 1; }
 done
@@ -43,13 +46,23 @@ if [ "$peer" = 1 ]; then bash "$root/bench/install_peers.sh" >/dev/null; fi
 export GST_PLUGIN_PATH=$build/gst-plugin
 mkdir -p "$out"
 
-# "read R of S ..." lines of ocr_score -> "R S" (exact by box) and "R" (anywhere).
+# "read R of S ..." lines of ocr_score -> "R S A": exact by box, strings shown, exact anywhere.
+# ocr_score exits 1 below its own bar, which is a result here; bad input (2) stops the run.
 score() {
-  "$build/pipelines/ocr_score" "$1" "$2" >"$2.score" || true
+  local status=0
+  "$build/pipelines/ocr_score" "$1" "$2" >"$2.score" 2>&1 || status=$?
+  [ $status -le 1 ] || { echo "ocr_accuracy: ocr_score $1 $2 failed:" >&2; cat "$2.score" >&2; exit 1; }
   local exact anywhere
   exact=$(sed -n 's/^read \([0-9]*\) of \([0-9]*\) strings exactly (.*found.*/\1 \2/p' "$2.score")
   anywhere=$(sed -n 's/^read \([0-9]*\) of [0-9]* strings exactly anywhere.*/\1/p' "$2.score")
+  [ -n "$exact" ] && [ -n "$anywhere" ] || { echo "ocr_accuracy: no score in $2.score" >&2; exit 1; }
   echo "$exact $anywhere"
+}
+# Runs a step, its output in LOG; on failure prints the log and stops.
+step() {
+  local log=$1
+  shift
+  "$@" >"$log" 2>&1 || { echo "ocr_accuracy: failed: $* (log $log):" >&2; tail -20 "$log" >&2; exit 1; }
 }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? 100 * a / b : 0) }'; }
 
@@ -66,16 +79,20 @@ for sc in $scenes; do
     gst-launch-1.0 -q filesrc location="$video" ! decodebin ! videoconvert ! video/x-raw,format=RGB \
       ! pngenc ! multifilesink location="$pngs/%05d.png"
   fi
-  WEAVE_NUM_THREADS=$threads bash "$root/pipelines/ocr.sh" "$video" --json "$out/$sc.weave-box.jsonl" --out none >/dev/null 2>&1
-  WEAVE_NUM_THREADS=$threads bash "$root/pipelines/ocr.sh" "$video" --json "$out/$sc.weave-line.jsonl" --out none --lines >/dev/null 2>&1
+  export WEAVE_NUM_THREADS=$threads
+  step "$out/$sc.weave-box.log" bash "$root/pipelines/ocr.sh" "$video" --json "$out/$sc.weave-box.jsonl" --out none
+  step "$out/$sc.weave-line.log" bash "$root/pipelines/ocr.sh" "$video" --json "$out/$sc.weave-line.jsonl" --out none --lines
   read -r box_read shown box_any <<<"$(score "$truth" "$out/$sc.weave-box.jsonl")"
   read -r line_read _ line_any <<<"$(score "$truth" "$out/$sc.weave-line.jsonl")"
-  fps=$(WEAVE_NUM_THREADS=$threads "$build/bench/bench_ocr_cascade" --scene "$sc" --frames "$frames" --json \
-    --source "$root" --cache "$build/bench/cache" | sed -n 's/.*"fps":\([0-9.]*\).*/\1/p')
+  step "$out/$sc.bench.log" "$build/bench/bench_ocr_cascade" --scene "$sc" --frames "$frames" --json \
+    --source "$root" --cache "$build/bench/cache"
+  fps=$(sed -n 's/.*"fps":\([0-9.]*\).*/\1/p' "$out/$sc.bench.log")
+  [ -n "$fps" ] || { echo "ocr_accuracy: no fps in $out/$sc.bench.log" >&2; exit 1; }
   peer_read=0 peer_any=0 peer_fps=0
   if [ "$peer" = 1 ]; then
-    ms=$(node "$root/bench/ocr_peer.mjs" "$pngs" "$out/$sc.peer.jsonl" --threads "$threads" |
-      sed -n 's/.*, \([0-9.]*\) ms a frame.*/\1/p')
+    step "$out/$sc.peer.log" node "$root/bench/ocr_peer.mjs" "$pngs" "$out/$sc.peer.jsonl" --threads "$threads"
+    ms=$(sed -n 's/.*, \([0-9.]*\) ms a frame.*/\1/p' "$out/$sc.peer.log")
+    [ -n "$ms" ] || { echo "ocr_accuracy: no time in $out/$sc.peer.log" >&2; exit 1; }
     peer_fps=$(awk -v m="$ms" 'BEGIN { printf "%.2f", 1000 / m }')
     read -r peer_read _ peer_any <<<"$(score "$truth" "$out/$sc.peer.jsonl")"
   fi

@@ -8,7 +8,7 @@
 //       [--scene NAME]
 //
 // --scene: which rendered scene (text_scene.h): demo (default) or one of the varied set
-// (spacing, patterned, small, colours) that bench/ocr_accuracy.sh scores.
+// (spacing, patterned, small, colours, mixed) that bench/ocr_accuracy.sh scores.
 //
 // --track adds weavetrack after detection; --interval N (with it) runs the detector on every
 // N-th frame and reads each track's text on its first frame and every N-th

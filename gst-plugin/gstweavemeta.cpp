@@ -337,6 +337,11 @@ static bool take_tensor(GstAggregator* agg, MetaState& s, GstBuffer* tensor, Gst
     std::vector<int> ids;
     if (origin && !origin->roi_ids.empty()) {
       ids = origin->roi_ids;
+    } else if (origin && origin->batches > 1) {
+      // Several batches for the frame and no ids: the batches need not follow region order
+      // (weaveconvert width-tolerance batches by width), so nothing can be attached safely.
+      GST_WARNING_OBJECT(agg, "batch %d of %d of a frame without ROI ids: its %zu rows are dropped",
+                         origin->batch, origin->batches, result->rows.size());
     } else {
       for (const wv::Region& r : weave::caps::read_regions(frame, s.roi_type)) ids.push_back(r.id);
       ids.erase(ids.begin(),

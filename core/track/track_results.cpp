@@ -38,7 +38,12 @@ vision::RowResult TrackResults::observe(std::uint64_t track, const vision::RowRe
   }
   vision::RowResult out = row;
   if (auto now = current(track)) {
-    if (row.text) out.text = now->text;
+    if (row.text && now->text) {
+      // The track's read, with this frame's per-character confidences when it read the same.
+      std::vector<float> chars;
+      if (now->text->text == row.text->text) chars = row.text->char_scores;
+      out.text = vision::TextResult{now->text->text, now->text->score, std::move(chars)};
+    }
     if (!row.classes.empty() && !now->classes.empty()) out.classes.front() = now->classes.front();
   }
   return out;

@@ -49,8 +49,9 @@ struct TextResult {
       : text(std::move(text_)), score(score_), char_scores(std::move(char_scores_)) {}
   std::string text;  // UTF-8
   float score = 0.0f;
-  // The recognizer's confidence in each character of `text`, in order (one per UTF-8 character);
-  // empty when not known (e.g. a track's voted read standing in for this frame's).
+  // The recognizer's confidence in each key it emitted, in order (a key is one character in
+  // PP-OCR's keys files); empty when not known (e.g. a track's voted read of another text
+  // standing in for this frame's).
   std::vector<float> char_scores;
 };
 

@@ -1,13 +1,17 @@
 // Text boxes on one line joined into lines of text (weavemeta merge=line). A text detector finds
 // words, or runs of words, as separate boxes where the space between them is wide (monospaced
-// fonts, small text, "Word   12"); a reader wants the line. Two boxes are on one line when:
-//  - both run within `max_slope_degrees` of horizontal (vertical and steep text is never joined,
-//    nor a region read turned over: its `angle` is not 0);
-//  - their vertical extents overlap by at least `min_overlap` of the lower box's height;
-//  - their heights differ by at most `max_height_ratio` (a caption is not joined to a title);
-//  - the horizontal gap between them is at most `max_gap` times the taller box's height.
-// Lines are the connected groups of that relation; each reads left to right, words joined by one
-// space, and lines come in reading order (top to bottom, left to right on a row).
+// fonts, small text, "Word   12"); a reader wants the line. Two boxes are on one row when:
+//  - both run within `max_slope_degrees` of horizontal, neither was read turned over (`angle`
+//    not 0) nor is a column of vertical text (1.5 times taller than wide, more than one
+//    character), and every corner is finite and within a frame;
+//  - their heights (a tilted box's own, not its bounds') differ by at most `max_height_ratio`
+//    (a caption is not joined to a title);
+//  - their vertical extents overlap by at least `min_overlap` of the lower one's.
+// Lines are built left to right: a box joins the line on whose row every word already is and
+// whose right end is at most `max_gap` heights (of the taller) away -- the nearest by centre if
+// several -- else it starts one. So a tall box touching two close rows cannot chain them. Each
+// line reads left to right, words joined by one space; lines come in reading order (top to
+// bottom, left to right on a row).
 #pragma once
 
 #include <span>

@@ -4,7 +4,7 @@
 //   render_text OUT.webm [--truth FILE.jsonl] [--frames N] [--width W] [--height H] [--scene NAME]
 //
 // --scene: "demo" (default, the video of pipelines/ocr.sh) or one of the varied set of
-// bench/ocr_accuracy.sh: spacing, patterned, small, colours (text_scene.h); "list" prints them.
+// bench/ocr_accuracy.sh: spacing, patterned, small, colours, mixed (text_scene.h); "list" prints them.
 //
 // The strings are drawn by GStreamer's textoverlay (see text_scene.h), encoded as VP8 in WebM at
 // a rate high enough to keep the edges of small text. The truth file has one line per frame:

@@ -141,6 +141,35 @@ BOOST_AUTO_TEST_CASE(convert_rois_batches_the_regions_of_a_frame) {
   gst_object_unref(e);
 }
 
+// width-tolerance: regions of very different widths go in batches of their own, widest first, each
+// naming the regions it holds (weavemeta attaches rows by these ids, not by order).
+BOOST_AUTO_TEST_CASE(convert_rois_batches_crops_of_similar_widths_and_names_their_regions) {
+  GstElement* e = gst_element_factory_make("weaveconvert", nullptr);
+  g_object_set(e, "height", 8, "scale", 1.0f, "min-width", 1, "multiple", 1, "max-width", 64,
+               "width-tolerance", 0.25, nullptr);
+  gst_util_set_object_arg(G_OBJECT(e), "mode", "rois");
+  Harness h(gst_harness_new_with_element(e, "sink", "src"));
+  gst_harness_set_src_caps_str(h, video_caps(64, 32).c_str());
+  GstBuffer* frame = rgb_frame(64, 32, 100, 0);
+  wc::add_region(frame, text_region({0, 0, 8, 8}));    // 8 wide
+  wc::add_region(frame, text_region({0, 8, 48, 8}));   // 48
+  wc::add_region(frame, text_region({0, 16, 40, 8}));  // 40 >= 0.75 * 48
+  BOOST_TEST(gst_harness_push(h, frame) == GST_FLOW_OK);
+  BOOST_TEST_REQUIRE(gst_harness_buffers_in_queue(h) == 2u);
+  GstBuffer* wide = gst_harness_pull(h);
+  GstBuffer* narrow = gst_harness_pull(h);
+  const auto a = wc::tensor_origin(wide), b = wc::tensor_origin(narrow);
+  BOOST_TEST_REQUIRE((a.has_value() && b.has_value()));
+  BOOST_TEST(a->roi_ids == (std::vector<int>{1, 2}));
+  BOOST_TEST(b->roi_ids == (std::vector<int>{0}));
+  BOOST_TEST((a->batches == 2 && b->batches == 2 && a->batch == 0 && b->batch == 1));
+  BOOST_TEST(gst_buffer_get_size(wide) == 2u * 3 * 8 * 48 * sizeof(float));
+  BOOST_TEST(gst_buffer_get_size(narrow) == 1u * 3 * 8 * 8 * sizeof(float));
+  gst_buffer_unref(wide);
+  gst_buffer_unref(narrow);
+  gst_object_unref(e);
+}
+
 BOOST_AUTO_TEST_CASE(convert_rois_sends_a_gap_for_a_frame_without_regions_and_splits_batches) {
   GstElement* e = gst_element_factory_make("weaveconvert", nullptr);
   g_object_set(e, "height", 8, "width", 16, "max-batch", 1, nullptr);

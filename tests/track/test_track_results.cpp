@@ -40,6 +40,21 @@ BOOST_AUTO_TEST_CASE(vote_reports_the_read_with_the_highest_summed_score_on_ever
   BOOST_TEST(!h.current(8).has_value());
 }
 
+// A frame that read the track's text keeps its own per-character confidences; a frame whose read
+// lost the vote reports the winner without them (they belong to another text).
+BOOST_AUTO_TEST_CASE(vote_keeps_the_frames_character_confidences_only_for_the_same_text) {
+  TrackResults h(ResultHistory::vote);
+  RowResult first = text("ab", 0.9f);
+  first.text->char_scores = {0.9f, 0.9f};
+  BOOST_TEST((h.observe(3, first).text->char_scores == std::vector<float>{0.9f, 0.9f}));
+  h.end_frame();
+  RowResult other = text("a8", 0.5f);
+  other.text->char_scores = {0.9f, 0.1f};
+  const RowResult out = h.observe(3, other);
+  BOOST_TEST(out.text->text == "ab");
+  BOOST_TEST(out.text->char_scores.empty());
+}
+
 BOOST_AUTO_TEST_CASE(best_reports_the_single_highest_read) {
   TrackResults h(ResultHistory::best);
   (void)h.observe(1, text("Room", 0.9f));

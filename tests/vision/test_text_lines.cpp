@@ -2,6 +2,7 @@
 // (weavemeta merge=line): which boxes join, in which order, with which text and score.
 #define BOOST_TEST_MODULE vision_text_lines
 #include <boost/test/unit_test.hpp>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -124,4 +125,51 @@ BOOST_AUTO_TEST_CASE(json_lines_of_joined_boxes_list_their_words) {
                  "{\"text\":\"12\",\"score\":0.5,\"box\":[[60,0],[90,0],[90,20],[60,20]],\"track\":7}]},"
                  "{\"text\":\"alone\",\"score\":0.75,\"box\":[[0,100],[50,100],[50,120],[0,120]]}]}",
              merged);
+}
+
+// Corners from an upstream meta may be anything: a NaN or a huge corner is never joined (nor
+// turned into an int), and the others still are.
+BOOST_AUTO_TEST_CASE(boxes_with_corners_that_are_not_finite_stay_alone) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<wv::Region> r = {word(0, 0, 50, 20, "a"), word(55, 0, 50, 20, "b"), word(110, 0, 50, 20, "c")};
+  (*r[1].quad)[0].y = nan;
+  auto lines = wv::merge_text_lines(r);
+  BOOST_TEST(lines.size() == 3u);  // b alone; a and c are 60 px apart
+  (*r[1].quad)[0] = wv::Point{1e30f, 0};
+  lines = wv::merge_text_lines(r);
+  BOOST_TEST(lines.size() == 3u);
+  BOOST_TEST((lines.back().words == std::vector<int>{1}));  // the one not finite comes last
+  r[1] = word(55, 0, 50, 20, "b");
+  BOOST_TEST(wv::merge_text_lines(r).size() == 1u);
+}
+
+// A box up to 1.8 times taller than two close rows overlaps both by half: it joins the row whose
+// centre is nearer, and never chains the two rows into one line of interleaved words. (B1 and B2
+// are too far apart to join without it.)
+BOOST_AUTO_TEST_CASE(a_tall_box_touching_two_rows_does_not_chain_them) {
+  const std::vector<wv::Region> r = {word(0, 0, 40, 20, "A1"), word(0, 22, 40, 20, "B1"),
+                                     word(50, 2, 40, 34, "T"), word(100, 0, 40, 20, "A2"),
+                                     word(100, 22, 40, 20, "B2")};
+  BOOST_TEST((texts(wv::merge_text_lines(r)) == std::vector<std::string>{"A1 T A2", "B1", "B2"}));
+}
+
+BOOST_AUTO_TEST_CASE(columns_of_vertical_text_are_not_joined_but_a_lone_narrow_character_is) {
+  // Two columns 20 wide and 80 high side by side.
+  std::vector<wv::Region> r = {word(0, 0, 20, 80, "abcd"), word(25, 0, 20, 80, "efgh")};
+  BOOST_TEST(wv::merge_text_lines(r).size() == 2u);
+  // "Aisle" and a "7" whose box is 10 wide and 20 high.
+  r = {word(0, 0, 60, 20, "Aisle"), word(70, 0, 10, 20, "7")};
+  const auto lines = wv::merge_text_lines(r);
+  BOOST_TEST_REQUIRE(lines.size() == 1u);
+  BOOST_TEST(lines[0].region.text->text == "Aisle 7");
+}
+
+BOOST_AUTO_TEST_CASE(a_long_tilted_line_joins_by_its_own_height) {
+  // 400 px long, rising 5 degrees (35 px): its bounds are 55 high, its text 20.
+  std::vector<wv::Region> r = {word(0, 0, 400, 20, "long words here"), word(410, 0, 40, 20, "end")};
+  r[0].quad = wv::Quad{wv::Point{0, 35}, wv::Point{400, 0}, wv::Point{400, 20}, wv::Point{0, 55}};
+  r[1].quad = wv::Quad{wv::Point{410, 0}, wv::Point{450, -3}, wv::Point{450, 17}, wv::Point{410, 20}};
+  const auto lines = wv::merge_text_lines(r);
+  BOOST_TEST_REQUIRE(lines.size() == 1u);
+  BOOST_TEST(lines[0].region.text->text == "long words here end");
 }
