@@ -3,7 +3,10 @@
 #include <gst/video/video.h>
 
 #include <algorithm>
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace weave::caps {
 
@@ -26,6 +29,32 @@ std::vector<GstVideoRegionOfInterestMeta*> roi_metas(GstBuffer* buffer) {
 double get_double(const GstStructure* s, const char* field, double fallback) {
   double v = fallback;
   return gst_structure_get_double(s, field, &v) ? v : fallback;
+}
+
+// `values` as a GstValueArray of doubles in field `field` of `s`.
+void set_doubles(GstStructure* s, const char* field, std::span<const float> values) {
+  GValue array = G_VALUE_INIT;
+  gst_value_array_init(&array, static_cast<guint>(values.size()));
+  for (float f : values) {
+    GValue v = G_VALUE_INIT;
+    g_value_init(&v, G_TYPE_DOUBLE);
+    g_value_set_double(&v, f);
+    gst_value_array_append_and_take_value(&array, &v);
+  }
+  gst_structure_take_value(s, field, &array);
+}
+
+// Field `field` of `s` as floats; nullopt unless it is an array of doubles only.
+std::optional<std::vector<float>> get_doubles(const GstStructure* s, const char* field) {
+  const GValue* a = gst_structure_get_value(s, field);
+  if (a == nullptr || !GST_VALUE_HOLDS_ARRAY(a)) return std::nullopt;
+  std::vector<float> out;
+  for (guint i = 0; i < gst_value_array_get_size(a); ++i) {
+    const GValue* v = gst_value_array_get_value(a, i);
+    if (!G_VALUE_HOLDS_DOUBLE(v)) return std::nullopt;
+    out.push_back(static_cast<float>(g_value_get_double(v)));
+  }
+  return out;
 }
 
 // Replaces the param of the structure's name, or adds it; takes ownership of `s`.
@@ -52,18 +81,10 @@ vision::Region region_of(GstVideoRegionOfInterestMeta* m) {
       r.score = static_cast<float>(get_double(s, "confidence", 0.0));
       gst_structure_get_int(s, "label-id", &r.class_id);
       if (const char* label = gst_structure_get_string(s, "label")) r.label = label;
-      const GValue* c = gst_structure_get_value(s, "corners");
-      if (c != nullptr && GST_VALUE_HOLDS_ARRAY(c) && gst_value_array_get_size(c) == 8) {
+      if (auto c = get_doubles(s, "corners"); c && c->size() == 8) {
         vision::Quad q;
-        bool ok = true;
-        for (guint i = 0; i < 8 && ok; ++i) {
-          const GValue* v = gst_value_array_get_value(c, i);
-          ok = G_VALUE_HOLDS_DOUBLE(v);
-          if (!ok) break;
-          const auto f = static_cast<float>(g_value_get_double(v));
-          (i % 2 == 0 ? q[i / 2].x : q[i / 2].y) = f;
-        }
-        if (ok) r.quad = q;
+        for (std::size_t i = 0; i < 4; ++i) q[i] = vision::Point{(*c)[2 * i], (*c)[2 * i + 1]};
+        r.quad = q;
       }
     } else if (gst_structure_has_name(s, kAngle)) {
       int deg = 0;
@@ -83,13 +104,7 @@ vision::Region region_of(GstVideoRegionOfInterestMeta* m) {
       const char* text = gst_structure_get_string(s, "text");
       r.text = vision::TextResult{text != nullptr ? text : "",
                                   static_cast<float>(get_double(s, "confidence", 0.0))};
-      const GValue* chars = gst_structure_get_value(s, "char-confidences");
-      if (chars != nullptr && GST_VALUE_HOLDS_ARRAY(chars))
-        for (guint k = 0; k < gst_value_array_get_size(chars); ++k) {
-          const GValue* c = gst_value_array_get_value(chars, k);
-          r.text->char_scores.push_back(G_VALUE_HOLDS_DOUBLE(c) ? static_cast<float>(g_value_get_double(c))
-                                                                : 0.0f);
-        }
+      if (auto chars = get_doubles(s, "char-confidences")) r.text->char_scores = std::move(*chars);
     } else if (const char* label = gst_structure_get_string(s, "label")) {
       vision::ClassResult c;
       c.name = gst_structure_get_name(s);
@@ -128,16 +143,9 @@ int add_region(GstBuffer* buffer, const vision::Region& r) {
   if (r.class_id >= 0) gst_structure_set(s, "label-id", G_TYPE_INT, r.class_id, nullptr);
   if (!r.label.empty()) gst_structure_set(s, "label", G_TYPE_STRING, r.label.c_str(), nullptr);
   if (r.quad) {
-    GValue corners = G_VALUE_INIT;
-    gst_value_array_init(&corners, 8);
-    for (const vision::Point& p : *r.quad)
-      for (float f : {p.x, p.y}) {
-        GValue v = G_VALUE_INIT;
-        g_value_init(&v, G_TYPE_DOUBLE);
-        g_value_set_double(&v, f);
-        gst_value_array_append_and_take_value(&corners, &v);
-      }
-    gst_structure_take_value(s, "corners", &corners);
+    std::vector<float> corners;
+    for (const vision::Point& p : *r.quad) corners.insert(corners.end(), {p.x, p.y});
+    set_doubles(s, "corners", corners);
   }
   gst_video_region_of_interest_meta_add_param(m, s);
   vision::RowResult row;
@@ -227,17 +235,7 @@ bool attach_row(GstBuffer* buffer, int id, const vision::RowResult& row, std::st
   if (row.text) {
     GstStructure* t = gst_structure_new(kText, "text", G_TYPE_STRING, row.text->text.c_str(), "confidence",
                                         G_TYPE_DOUBLE, static_cast<double>(row.text->score), nullptr);
-    if (!row.text->char_scores.empty()) {
-      GValue chars = G_VALUE_INIT;
-      gst_value_array_init(&chars, static_cast<guint>(row.text->char_scores.size()));
-      for (float c : row.text->char_scores) {
-        GValue v = G_VALUE_INIT;
-        g_value_init(&v, G_TYPE_DOUBLE);
-        g_value_set_double(&v, c);
-        gst_value_array_append_and_take_value(&chars, &v);
-      }
-      gst_structure_take_value(t, "char-confidences", &chars);
-    }
+    if (!row.text->char_scores.empty()) set_doubles(t, "char-confidences", row.text->char_scores);
     set_param(m, t);
   }
   return true;
