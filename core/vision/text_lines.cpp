@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "core/vision/image.h"
 
@@ -156,31 +157,34 @@ std::vector<TextLine> merge_text_lines(std::span<const Region> regions, const Li
   }
   for (int i : alone) groups.push_back(Group{{i}, 0, 0, 0});
 
-  std::vector<TextLine> lines;
-  lines.reserve(groups.size());
+  std::vector<std::pair<Extent, TextLine>> built;  // each line with its extent, measured once
+  built.reserve(groups.size());
   for (Group& g : groups) {
     TextLine line;
     line.region = line_region(regions, g.words, extents);
     line.words = std::move(g.words);
-    lines.push_back(std::move(line));
+    const Extent e = extent_of(line.region);
+    built.emplace_back(e, std::move(line));
   }
   // Reading order: by top edge; lines whose tops are within half the lower one's height of each
   // other are a row, read left to right. Boxes that are not finite go last, as they came.
-  auto top = [](const TextLine& l) { return extent_of(l.region); };
-  std::stable_sort(lines.begin(), lines.end(), [&](const TextLine& a, const TextLine& b) {
-    const Extent ea = top(a), eb = top(b);
+  std::stable_sort(built.begin(), built.end(), [](const auto& a, const auto& b) {
+    const Extent &ea = a.first, &eb = b.first;
     if (ea.finite != eb.finite || !ea.finite) return ea.finite && !eb.finite;
     return ea.y0 < eb.y0;
   });
-  for (std::size_t i = 1; i < lines.size(); ++i)
+  for (std::size_t i = 1; i < built.size(); ++i)
     for (std::size_t j = i; j > 0; --j) {
-      const Extent a = top(lines[j - 1]), b = top(lines[j]);
+      const Extent &a = built[j - 1].first, &b = built[j].first;
       if (a.finite && b.finite && std::abs(a.y0 - b.y0) < 0.5f * std::min(a.y1 - a.y0, b.y1 - b.y0) &&
           b.x0 < a.x0)
-        std::swap(lines[j - 1], lines[j]);
+        std::swap(built[j - 1], built[j]);
       else
         break;
     }
+  std::vector<TextLine> lines;
+  lines.reserve(built.size());
+  for (auto& [e, line] : built) lines.push_back(std::move(line));
   return lines;
 }
 
