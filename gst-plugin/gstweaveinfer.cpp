@@ -46,6 +46,19 @@
  * ("x=1x3x960x960;y=...") plans memory once for the largest dims of an input, so frames of any
  * size within it run without allocating; without it, finite upper bounds of the upstream caps
  * (e.g. shape=<1,3,[1,960],[1,960]>) are used.
+ *
+ * Batching across streams: elements of one process with the same model and the same `batch-size`
+ * (> 1) hand their frames to one core/stream BatchGroup, which runs up to batch-size of them as one
+ * batch (joined along the first dim, waiting at most `batch-timeout` for the batch to fill) and
+ * gives each element its own rows of every output. On CPUs independent streams usually run faster
+ * (docs/performance.md measures it); it is there for models and machines where a batch pays.
+ * |[
+ * gst-launch-1.0 \
+ *     videotestsrc num-buffers=100 ! video/x-raw,width=224,height=224 ! weaveconvert ! \
+ *       weaveinfer model=squeezenet1_1.onnx batch-size=2 ! fakesink \
+ *     videotestsrc num-buffers=100 pattern=ball ! video/x-raw,width=224,height=224 ! weaveconvert ! \
+ *       weaveinfer model=squeezenet1_1.onnx batch-size=2 ! fakesink
+ * ]|
  */
 #include "gst-plugin/gstweaveinfer.h"
 
@@ -84,6 +97,9 @@ enum {
   PROP_BYTES_COPIED,
   PROP_INFERENCE_INTERVAL,
   PROP_FRAMES_SKIPPED,
+  PROP_BATCH_SIZE,
+  PROP_BATCH_TIMEOUT,
+  PROP_FRAMES_BATCHED,
 };
 
 G_DEFINE_TYPE(GstWeaveInfer, gst_weave_infer, GST_TYPE_ELEMENT)
@@ -184,15 +200,38 @@ static std::string load_error(const WeaveInferImpl* impl) {
 // ---------------------------------------------------------------------------------------------
 // State changes
 
+// The batch group of the model, or null (with a warning) when an input has a fixed first dim.
+static std::shared_ptr<weave::stream::BatchGroup> join_batch(
+    GstWeaveInfer* self, const std::shared_ptr<const weave::Factory>& factory, int batch_size) {
+  for (int i = 0; i < factory->num_inputs(); ++i) {
+    const weave::TensorInfo& in = factory->input_info(i);
+    if (in.shape.empty() || in.shape[0] != weave::kDynamic) {
+      GST_ELEMENT_WARNING(
+          self, STREAM, FORMAT, ("batch-size=%d ignored: frames run alone.", batch_size),
+          ("model input '%s' has shape %s: its first dim is not dynamic, so frames of several "
+           "streams cannot be joined along it",
+           in.name.c_str(), weave::shape_str(in.shape, in.dim_names).c_str()));
+      return nullptr;
+    }
+  }
+  GST_INFO_OBJECT(self, "batching up to %d frames with the other elements of this model", batch_size);
+  return weave::stream::BatchGroup::join(factory, batch_size);
+}
+
 static bool prepare_to_run(GstWeaveInfer* self) {
   WeaveInferImpl* impl = self->impl.get();
   GST_OBJECT_LOCK(self);
   weave::ModelSettings settings = settings_locked(impl);
   const std::string model = settings.model;
   const int threads = impl->threads;
+  const int batch_size = impl->batch_size;
   const bool bounds_from_caps = impl->max_shape.empty();
   GST_OBJECT_UNLOCK(self);
   settings.bounds = infer::effective_bounds(self);
+  // A batch holds up to batch_size frames along the first dim.
+  if (batch_size > 1)
+    for (auto& [name, shape] : settings.bounds)
+      if (!shape.empty() && shape[0] > 0) shape[0] *= batch_size;
   if (model.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
                       ("No model set: set the 'model' property to an .onnx or .weave file."), (nullptr));
@@ -239,6 +278,8 @@ static bool prepare_to_run(GstWeaveInfer* self) {
     return false;
   }
   impl->frames = std::move(*runner);
+  impl->batch = batch_size > 1 ? join_batch(self, factory, batch_size) : nullptr;
+  impl->warned_unbatchable = false;
   impl->runner.reset();
   impl->stream_started = false;
   impl->segment_pushed = false;
@@ -258,6 +299,7 @@ static void cleanup_after_run(GstWeaveInfer* self) {
       for (auto& p : *v) p.has_caps = false;
   }
   impl->held.clear();
+  impl->batch.reset();
   impl->frames.reset();
 }
 
@@ -331,6 +373,14 @@ static void gst_weave_infer_set_property(GObject* object, guint prop_id, const G
     case PROP_INFERENCE_INTERVAL:
       impl->inference_interval = g_value_get_int(value);
       break;
+    case PROP_BATCH_SIZE:
+      GST_OBJECT_LOCK(self);
+      impl->batch_size = g_value_get_int(value);
+      GST_OBJECT_UNLOCK(self);
+      break;
+    case PROP_BATCH_TIMEOUT:
+      impl->batch_timeout_ms = g_value_get_uint(value);
+      break;
     case PROP_LEAKY:
       GST_OBJECT_LOCK(self);
       impl->leaky = g_value_get_enum(value);
@@ -403,6 +453,17 @@ static void gst_weave_infer_get_property(GObject* object, guint prop_id, GValue*
       break;
     case PROP_FRAMES_SKIPPED:
       g_value_set_uint64(value, impl->skipped.load());
+      break;
+    case PROP_BATCH_SIZE:
+      GST_OBJECT_LOCK(self);
+      g_value_set_int(value, impl->batch_size);
+      GST_OBJECT_UNLOCK(self);
+      break;
+    case PROP_BATCH_TIMEOUT:
+      g_value_set_uint(value, impl->batch_timeout_ms.load());
+      break;
+    case PROP_FRAMES_BATCHED:
+      g_value_set_uint64(value, impl->batched.load());
       break;
     case PROP_MEAN_INFERENCE_MS:
       g_value_set_double(value, impl->stats->mean_ms());
@@ -539,6 +600,34 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
       g_param_spec_uint64("frames-skipped", "Frames skipped",
                           "Sets of inputs not run because of inference-interval (sent on as a GAP).", 0,
                           G_MAXUINT64, 0, ro));
+  g_object_class_install_property(
+      gobject_class, PROP_BATCH_SIZE,
+      g_param_spec_int(
+          "batch-size", "Batch size",
+          "Run frames of up to this many weaveinfer elements of this process that run the same model (same "
+          "file and settings, bounds included: max-shape or the upstream caps) and the same batch-size as "
+          "one batch: inputs joined along their first dim, each "
+          "element given back its own rows of every output (what its frame alone gives, up to float "
+          "rounding). The first frame of a batch waits at most batch-timeout for the others; frames whose "
+          "dims past the first differ run alone. The model's inputs need a dynamic first dim (else this is "
+          "ignored, with a warning); the bound of the first dim (max-shape or upstream caps) is multiplied "
+          "by the batch size. On CPUs independent streams are usually faster (docs/performance.md). "
+          "1 = no batching. Applied when going to PAUSED.",
+          1, 256, 1, static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_READY)));
+  g_object_class_install_property(
+      gobject_class, PROP_BATCH_TIMEOUT,
+      g_param_spec_uint("batch-timeout", "Batch timeout",
+                        "With batch-size > 1: how long the first frame of a batch waits for the other "
+                        "streams' frames, in milliseconds; then the batch runs with the frames it has. The "
+                        "most latency batching adds to a frame beyond the batch's run.",
+                        0, 60000, infer::kDefaultBatchTimeoutMs,
+                        static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING)));
+  g_object_class_install_property(
+      gobject_class, PROP_FRAMES_BATCHED,
+      g_param_spec_uint64("frames-batched", "Frames batched",
+                          "Frames this element ran in a batch with other elements' frames (batch-size); "
+                          "the rest of frames-processed ran alone.",
+                          0, G_MAXUINT64, 0, ro));
   g_object_class_install_property(
       gobject_class, PROP_MEAN_INFERENCE_MS,
       g_param_spec_double("mean-inference-ms", "Mean inference time",

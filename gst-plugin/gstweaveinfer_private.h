@@ -16,6 +16,7 @@
 #include "caps/tensor_caps.h"
 #include "core/loader/model_settings.h"
 #include "core/loader/model_slot.h"
+#include "core/stream/batch_group.h"
 #include "core/stream/frame_runner.h"
 #include "core/stream/stream_runner.h"
 #include "gst-plugin/gstweaveinfer.h"
@@ -27,6 +28,7 @@ GST_DEBUG_CATEGORY_EXTERN(gst_weave_infer_debug);
 namespace weave::gst::infer {
 
 inline constexpr int kDefaultQueueSize = 4;
+inline constexpr guint kDefaultBatchTimeoutMs = 10;
 #ifdef WEAVE_HAVE_ZSTD
 inline constexpr GstWeaveCompression kDefaultCompression = GST_WEAVE_COMPRESSION_ZSTD_PLANES;
 #else
@@ -96,12 +98,17 @@ struct WeaveInferImpl {
   std::mutex caps_lock;  // has_caps and tensor of the pads (streaming threads and queries)
 
   std::atomic<int> inference_interval{1};  // runs every N-th set (property; read by the task)
+  int batch_size = 1;                      // GST_OBJECT_LOCK; applied at start
+  std::atomic<guint> batch_timeout_ms{kDefaultBatchTimeoutMs};
 
   // Queue, gathering and end of stream between the sink pads and the task.
   Runner runner{Runner::Options{1, kDefaultQueueSize, leaky_of(kDefaultLeaky)}};
 
   // Task thread only.
   std::unique_ptr<weave::stream::FrameRunner> frames;
+  std::shared_ptr<weave::stream::BatchGroup> batch;  // batch-size > 1 and the model allows it
+  bool warned_unbatchable = false;
+  std::atomic<std::uint64_t> batched{0};  // frames run in a batch with others'
   bool stream_started = false;
   bool segment_pushed = false;
   std::uint64_t sets_since_segment = 0;  // for inference-interval

@@ -3,6 +3,7 @@
 // with the input's timestamps and metas; events go out in their place, sticky ones after the
 // output caps (a multi-input model knows them only once every input has caps).
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <span>
 #include <string>
@@ -179,6 +180,16 @@ static bool skip_set(GstWeaveInfer* self, const std::vector<Payload>& inputs) {
   return true;
 }
 
+// Once per start: the model's outputs turned out not to keep the batch in their first dim.
+static void warn_unbatchable(GstWeaveInfer* self) {
+  WeaveInferImpl* impl = self->impl.get();
+  if (!impl->batch || impl->warned_unbatchable) return;
+  const std::string why = impl->batch->unbatchable();
+  if (why.empty()) return;
+  impl->warned_unbatchable = true;
+  GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("batch-size ignored: frames run alone."), ("%s", why.c_str()));
+}
+
 static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Payload>& inputs) {
   WeaveInferImpl* impl = self->impl.get();
   if (!impl->stream_started) ensure_stream_start(self, nullptr);
@@ -193,9 +204,17 @@ static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Payload>& in
       GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Cannot map an input buffer."), (nullptr));
       return GST_FLOW_ERROR;
     }
-    out_dims = impl->frames->run(frames, outs);
+    if (impl->batch) {
+      int batch_frames = 1;
+      const std::chrono::milliseconds timeout(impl->batch_timeout_ms.load());
+      out_dims = impl->batch->run(*impl->frames, frames, outs, timeout, *impl->stats, &batch_frames);
+      if (batch_frames > 1) ++impl->batched;
+    } else {
+      out_dims = impl->frames->run(frames, outs);
+    }
     outs.unmap_all();
   }
+  warn_unbatchable(self);
   if (!out_dims) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", out_dims.message().c_str()), (nullptr));
     return GST_FLOW_ERROR;

@@ -28,10 +28,14 @@ Status FrameRunner::feed(int index, const InputFrame& in, uint64_t& copies, uint
   return executor_.set_input(index, in.view);
 }
 
-Expected<std::vector<Dims>> FrameRunner::run(std::span<const InputFrame> inputs, OutputSink& outputs) {
+Expected<std::vector<Dims>> FrameRunner::run(std::span<const InputFrame> inputs, OutputSink& outputs,
+                                             RunCost* cost) {
   if (!failed_.empty()) return make_error(failed_);
   try {
-    return run_frame(inputs, outputs);
+    RunCost mine;
+    auto dims = run_frame(inputs, outputs, cost != nullptr ? *cost : mine);
+    if (dims && cost == nullptr) stats_->add(mine);
+    return dims;
   } catch (const std::bad_alloc&) {
     // Inputs copied into buffers sized for a huge bound, a new plan's arena: the executor may be
     // half way through growing, so it is not used again.
@@ -41,7 +45,8 @@ Expected<std::vector<Dims>> FrameRunner::run(std::span<const InputFrame> inputs,
   }
 }
 
-Expected<std::vector<Dims>> FrameRunner::run_frame(std::span<const InputFrame> inputs, OutputSink& outputs) {
+Expected<std::vector<Dims>> FrameRunner::run_frame(std::span<const InputFrame> inputs, OutputSink& outputs,
+                                                   RunCost& cost) {
   const int n_out = executor_.factory().num_outputs();
   if (static_cast<int>(inputs.size()) != executor_.factory().num_inputs())
     return make_error("the model takes ", executor_.factory().num_inputs(), " inputs, got ", inputs.size());
@@ -90,14 +95,8 @@ Expected<std::vector<Dims>> FrameRunner::run_frame(std::span<const InputFrame> i
       extra_bytes += out->bytes();
     }
   }
-  FrameStats& s = *stats_;
-  s.last_ms = ms;
-  s.total_ms = s.total_ms + ms;
-  ++s.processed;
   const CopyStats& c = executor_.stats().last_run;
-  s.input_copies += c.input_copies + extra_in;
-  s.output_copies += c.output_copies + extra_out;
-  s.bytes_copied += c.bytes_copied + extra_bytes;
+  cost = RunCost{ms, c.input_copies + extra_in, c.output_copies + extra_out, c.bytes_copied + extra_bytes};
   return dims;
 }
 

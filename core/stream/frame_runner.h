@@ -37,6 +37,12 @@ class OutputSink {
                                                                 std::size_t bytes) = 0;
 };
 
+// What one run cost: its time and the copies it made.
+struct RunCost {
+  double ms = 0.0;
+  uint64_t input_copies = 0, output_copies = 0, bytes_copied = 0;
+};
+
 struct FrameStats {
   std::atomic<uint64_t> processed{0};
   std::atomic<double> total_ms{0.0};
@@ -44,6 +50,16 @@ struct FrameStats {
   std::atomic<uint64_t> input_copies{0};   // input tensors copied (not bound in place)
   std::atomic<uint64_t> output_copies{0};  // outputs copied into their memory after the run
   std::atomic<uint64_t> bytes_copied{0};
+
+  // Counts one frame run at `cost`.
+  void add(const RunCost& cost) {
+    last_ms = cost.ms;
+    total_ms = total_ms + cost.ms;
+    ++processed;
+    input_copies += cost.input_copies;
+    output_copies += cost.output_copies;
+    bytes_copied += cost.bytes_copied;
+  }
 
   [[nodiscard]] double mean_ms() const {
     const uint64_t n = processed.load();
@@ -62,8 +78,10 @@ class FrameRunner {
   // Runs the model on `inputs` (one per model input, in order), writing output k into the memory
   // `outputs.allocate(k, ...)` returns. Returns the dims of every output. Errors name the output
   // or the step that failed; nothing stays bound either way. Running out of memory is an error
-  // too, after which every run fails (make a new runner).
-  [[nodiscard]] Expected<std::vector<Dims>> run(std::span<const InputFrame> inputs, OutputSink& outputs);
+  // too, after which every run fails (make a new runner). With `cost`, the run's cost is
+  // written there instead of being counted in stats() (a batch counts it per frame it ran).
+  [[nodiscard]] Expected<std::vector<Dims>> run(std::span<const InputFrame> inputs, OutputSink& outputs,
+                                                RunCost* cost = nullptr);
 
   [[nodiscard]] const FrameStats& stats() const { return *stats_; }
   [[nodiscard]] const Factory& factory() const { return executor_.factory(); }
@@ -73,8 +91,8 @@ class FrameRunner {
 
  private:
   [[nodiscard]] Status feed(int index, const InputFrame& in, uint64_t& copies, uint64_t& bytes);
-  [[nodiscard]] Expected<std::vector<Dims>> run_frame(std::span<const InputFrame> inputs,
-                                                      OutputSink& outputs);
+  [[nodiscard]] Expected<std::vector<Dims>> run_frame(std::span<const InputFrame> inputs, OutputSink& outputs,
+                                                      RunCost& cost);
 
   Executor executor_;
   std::shared_ptr<FrameStats> stats_;

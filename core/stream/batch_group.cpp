@@ -1,0 +1,247 @@
+#include "core/stream/batch_group.h"
+
+#include <cstring>
+#include <map>
+#include <optional>
+#include <utility>
+
+namespace weave::stream {
+
+// One frame handed to the group; lives on its caller's stack until run() returns.
+struct BatchGroup::Member {
+  std::span<const InputFrame> inputs;
+  OutputSink* outputs = nullptr;
+  FrameStats* stats = nullptr;
+  int64_t rows = 0;
+  std::optional<Expected<std::vector<Dims>>> result;  // set by the batch's leader
+};
+
+struct BatchGroup::Batch {
+  std::vector<Member*> members;     // members[0] opened it and runs it
+  std::condition_variable changed;  // a member joined (the leader waits) or results are in
+  bool done = false;
+};
+
+namespace {
+
+// Frames batch when every input has the same dtype, rank and dims past the first, and all
+// inputs of a frame the same first dim (its rows). Rows of a frame that cannot batch: 0.
+int64_t rows_of(std::span<const InputFrame> inputs) {
+  if (inputs.empty() || inputs[0].view.dims.rank() == 0) return 0;
+  const int64_t rows = inputs[0].view.dims[0];
+  for (const auto& in : inputs)
+    if (in.view.dims.rank() == 0 || in.view.dims[0] != rows) return 0;
+  return rows;
+}
+
+bool same_rows_shape(std::span<const InputFrame> a, std::span<const InputFrame> b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const Dims& x = a[i].view.dims;
+    const Dims& y = b[i].view.dims;
+    if (a[i].view.dtype != b[i].view.dtype || x.rank() != y.rank()) return false;
+    for (int d = 1; d < x.rank(); ++d)
+      if (x[d] != y[d]) return false;
+  }
+  return true;
+}
+
+void ensure_size(AlignedBuffer& b, std::size_t bytes) {
+  if (b.size() < bytes) b = AlignedBuffer(bytes, false);
+}
+
+// Outputs of the batched run, written into the group's scratch.
+class ScratchSink final : public OutputSink {
+ public:
+  explicit ScratchSink(std::vector<AlignedBuffer>& outs) : outs_(outs) {}
+  Expected<std::span<std::byte>> allocate(int index, DType, const Dims&, std::size_t bytes) override {
+    auto& b = outs_[static_cast<std::size_t>(index)];
+    ensure_size(b, bytes);
+    return std::span<std::byte>(b.data(), bytes);
+  }
+
+ private:
+  std::vector<AlignedBuffer>& outs_;
+};
+
+using GroupKey = std::pair<const Factory*, int>;
+std::mutex registry_lock;
+std::map<GroupKey, std::weak_ptr<BatchGroup>>& registry() {
+  static std::map<GroupKey, std::weak_ptr<BatchGroup>> groups;
+  return groups;
+}
+
+}  // namespace
+
+std::shared_ptr<BatchGroup> BatchGroup::join(std::shared_ptr<const Factory> factory, int size) {
+  std::lock_guard lock(registry_lock);
+  auto& groups = registry();
+  for (auto it = groups.begin(); it != groups.end();) it = it->second.expired() ? groups.erase(it) : ++it;
+  const GroupKey key{factory.get(), size};
+  if (auto group = groups[key].lock()) return group;
+  auto group = std::make_shared<BatchGroup>(std::move(factory), size);
+  groups[key] = group;
+  return group;
+}
+
+std::string BatchGroup::unbatchable() const {
+  std::lock_guard lock(lock_);
+  return unbatchable_;
+}
+
+BatchGroup::Counts BatchGroup::counts() const {
+  std::lock_guard lock(lock_);
+  return counts_;
+}
+
+std::unique_ptr<BatchGroup::Scratch> BatchGroup::take_scratch() {
+  if (spare_.empty()) return std::make_unique<Scratch>();
+  auto s = std::move(spare_.back());
+  spare_.pop_back();
+  return s;
+}
+
+Expected<std::vector<Dims>> BatchGroup::run(FrameRunner& runner, std::span<const InputFrame> inputs,
+                                            OutputSink& outputs, std::chrono::microseconds timeout,
+                                            FrameStats& stats, int* batch_frames) {
+  if (batch_frames != nullptr) *batch_frames = 1;
+  Member me{inputs, &outputs, &stats, rows_of(inputs), std::nullopt};
+  std::unique_lock lock(lock_);
+  const bool alone = size_ < 2 || me.rows == 0 || !unbatchable_.empty() ||
+                     (open_ && !same_rows_shape(open_->members[0]->inputs, inputs));
+  if (alone) {
+    lock.unlock();
+    return runner.run(inputs, outputs);  // counted in the runner's own stats
+  }
+
+  if (open_) {  // join the batch gathering now; its leader runs it
+    std::shared_ptr<Batch> batch = open_;
+    batch->members.push_back(&me);
+    if (static_cast<int>(batch->members.size()) >= size_) {
+      open_.reset();
+      batch->changed.notify_all();
+    }
+    batch->changed.wait(lock, [&] { return batch->done; });
+    if (batch_frames != nullptr) *batch_frames = static_cast<int>(batch->members.size());
+    return std::move(*me.result);
+  }
+
+  // Open a batch and lead it.
+  auto batch = std::make_shared<Batch>();
+  batch->members.push_back(&me);
+  open_ = batch;
+  batch->changed.wait_for(lock, timeout, [&] { return static_cast<int>(batch->members.size()) >= size_; });
+  if (open_ == batch) open_.reset();  // closed: later frames open the next one
+  const auto n = batch->members.size();
+  if (n == 1) {
+    lock.unlock();
+    return runner.run(inputs, outputs);
+  }
+  std::unique_ptr<Scratch> scratch = take_scratch();
+  lock.unlock();
+  run_batch(runner, *batch, *scratch);
+  lock.lock();
+  spare_.push_back(std::move(scratch));
+  ++counts_.batches;
+  counts_.frames += n;
+  batch->done = true;
+  batch->changed.notify_all();
+  if (batch_frames != nullptr) *batch_frames = static_cast<int>(n);
+  return std::move(*me.result);
+}
+
+void BatchGroup::run_alone(FrameRunner& runner, Batch& batch) {
+  for (Member* m : batch.members) {
+    RunCost cost;
+    m->result = runner.run(m->inputs, *m->outputs, &cost);
+    if (m->result->ok()) m->stats->add(cost);
+  }
+}
+
+void BatchGroup::run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch) {
+  const auto& members = batch.members;
+  const Factory& model = runner.factory();
+  const std::size_t n_in = members[0]->inputs.size();
+  const auto n_out = static_cast<std::size_t>(model.num_outputs());
+  scratch.inputs.resize(n_in);
+  scratch.outputs.resize(n_out);
+
+  int64_t rows = 0;
+  for (const Member* m : members) rows += m->rows;
+  // Gather: member after member along the first dim.
+  std::vector<InputFrame> gathered(n_in);
+  std::vector<std::size_t> member_bytes(members.size(), 0);
+  for (std::size_t i = 0; i < n_in; ++i) {
+    std::size_t total = 0;
+    for (const Member* m : members) total += m->inputs[i].view.bytes();
+    ensure_size(scratch.inputs[i], total);
+    std::size_t at = 0;
+    for (std::size_t j = 0; j < members.size(); ++j) {
+      const ConstTensorView& v = members[j]->inputs[i].view;
+      if (v.bytes() > 0) std::memcpy(scratch.inputs[i].data() + at, v.data, v.bytes());
+      at += v.bytes();
+      member_bytes[j] += v.bytes();
+    }
+    Dims dims = members[0]->inputs[i].view.dims;
+    dims[0] = rows;
+    gathered[i] = InputFrame{
+        ConstTensorView{scratch.inputs[i].data(), members[0]->inputs[i].view.dtype, dims}, total, false};
+  }
+
+  ScratchSink sink(scratch.outputs);
+  RunCost cost;
+  auto dims = runner.run(gathered, sink, &cost);
+  if (!dims) {
+    for (Member* m : members)
+      m->result = make_error("batch of ", members.size(), " frames (", rows, " rows): ", dims.message());
+    return;
+  }
+  for (std::size_t k = 0; k < n_out; ++k) {
+    const Dims& d = (*dims)[k];
+    if (d.rank() == 0 || d[0] != rows) {
+      {
+        std::lock_guard lock(lock_);
+        unbatchable_ = "output '" + model.output_info(static_cast<int>(k)).name + "' has dims " +
+                       shape_str(d.span()) + " for a batch of " + std::to_string(rows) +
+                       " rows: its first dim is not the batch, so a batch cannot be split; frames run alone";
+      }
+      run_alone(runner, batch);
+      return;
+    }
+  }
+
+  // Split: each member's rows of every output into its own memory.
+  std::vector<std::size_t> row_bytes(n_out);
+  for (std::size_t k = 0; k < n_out; ++k)
+    row_bytes[k] = static_cast<std::size_t>((*dims)[k].numel() / rows) *
+                   dtype_size(model.output_info(static_cast<int>(k)).dtype);
+  int64_t first_row = 0;
+  for (std::size_t j = 0; j < members.size(); ++j) {
+    Member* m = members[j];
+    std::vector<Dims> mine(n_out);
+    std::size_t out_bytes = 0;
+    for (std::size_t k = 0; k < n_out && !m->result; ++k) {
+      const TensorInfo& info = model.output_info(static_cast<int>(k));
+      Dims d = (*dims)[k];
+      d[0] = m->rows;
+      const std::size_t bytes = row_bytes[k] * static_cast<std::size_t>(m->rows);
+      auto mem = m->outputs->allocate(static_cast<int>(k), info.dtype, d, bytes);
+      if (!mem) {
+        m->result = mem.error();
+      } else if (mem->size() < bytes) {
+        m->result = make_error("output '", info.name, "': ", mem->size(), " bytes given for ", bytes);
+      } else if (bytes > 0) {
+        std::memcpy(mem->data(),
+                    scratch.outputs[k].data() + row_bytes[k] * static_cast<std::size_t>(first_row), bytes);
+      }
+      out_bytes += bytes;
+      mine[k] = std::move(d);
+    }
+    first_row += m->rows;
+    if (m->result) continue;  // its own memory failed it
+    m->stats->add(RunCost{cost.ms, n_in, n_out, member_bytes[j] + out_bytes});
+    m->result = std::move(mine);
+  }
+}
+
+}  // namespace weave::stream
