@@ -22,9 +22,10 @@
 //       same size: weaveconvert's mean time per frame (its mean-ms). Run it with WEAVE_ISA=none
 //       and without to compare the portable conversion with the fast path's.
 //
-//   bench_pipeline streams MODEL CAPS [--streams S] [--frames N] [--threads T]
+//   bench_pipeline streams MODEL CAPS [--streams S] [--frames N] [--threads T] [--batch-size B]
 //       S independent streams in one pipeline: S x `appsrc caps=CAPS ! weaveinfer model=MODEL
-//       [threads=T] ! fakesink`, each appsrc fed by its own thread, all elements sharing the
+//       [threads=T] [batch-size=B] ! fakesink`, each appsrc fed by its own thread (with B > 1 the
+//       elements batch up to B streams' frames into one run), all elements sharing the
 //       process-wide thread budget (set it with WEAVE_NUM_THREADS). After one warm-up frame per
 //       stream, times S x N frames: total frames per second, and the CPU time of the process
 //       over the same interval (cpu_s / wall_s = cores kept busy on average).
@@ -51,14 +52,14 @@ namespace {
 
 struct Options {
   std::string cmd, model, caps;
-  int width = 224, height = 224, threads = 1, frames = 20, rounds = 3, streams = 4;
+  int width = 224, height = 224, threads = 1, frames = 20, rounds = 3, streams = 4, batch_size = 1;
   bool threads_set = false;
 };
 
 Options parse(int argc, char** argv) {
   const char* usage =
       "usage: bench_pipeline overhead MODEL --width W --height H [--threads T] [--frames N] [--rounds R]\n"
-      "       bench_pipeline streams MODEL CAPS [--streams S] [--frames N] [--threads T]\n"
+      "       bench_pipeline streams MODEL CAPS [--streams S] [--frames N] [--threads T] [--batch-size B]\n"
       "       bench_pipeline convert --width W --height H [--frames N]";
   if (argc < 2) die(usage);
   Options o;
@@ -94,6 +95,8 @@ Options parse(int argc, char** argv) {
       o.rounds = v;
     } else if (k == "--streams") {
       o.streams = v;
+    } else if (k == "--batch-size") {
+      o.batch_size = v;
     } else {
       die("bench_pipeline: unknown option " + k);
     }
@@ -202,16 +205,14 @@ void play(GstElement* pipeline) {
 nlohmann::json infer_counters(GstElement* pipeline, const std::string& name) {
   GstElement* w = gst_bin_get_by_name(GST_BIN(pipeline), name.c_str());
   if (!w) return {};
-  guint64 processed = 0, dropped = 0, in_copies = 0, out_copies = 0;
+  guint64 processed = 0, dropped = 0, in_copies = 0, out_copies = 0, batched = 0;
   double mean_ms = 0;
   g_object_get(w, "frames-processed", &processed, "frames-dropped", &dropped, "input-copies", &in_copies,
-               "output-copies", &out_copies, "mean-inference-ms", &mean_ms, nullptr);
+               "output-copies", &out_copies, "mean-inference-ms", &mean_ms, "frames-batched", &batched,
+               nullptr);
   gst_object_unref(w);
-  return {{"frames_processed", processed},
-          {"frames_dropped", dropped},
-          {"input_copies", in_copies},
-          {"output_copies", out_copies},
-          {"mean_inference_ms", mean_ms}};
+  return {{"frames_processed", processed}, {"frames_dropped", dropped},   {"frames_batched", batched},
+          {"input_copies", in_copies},     {"output_copies", out_copies}, {"mean_inference_ms", mean_ms}};
 }
 
 std::string appsrc_desc(const std::string& name, const std::string& caps, std::size_t frame_bytes) {
@@ -332,7 +333,8 @@ int run_streams(const Options& o) {
     const std::string n = std::to_string(i);
     desc += appsrc_desc("src" + n, o.caps, bytes) + " ! weaveinfer name=w" + n + " model=\"" + o.model +
             "\"" + (o.threads_set ? " threads=" + std::to_string(o.threads) : std::string()) +
-            " ! fakesink name=sink" + n + " sync=false enable-last-sample=false ";
+            " batch-size=" + std::to_string(o.batch_size) + " ! fakesink name=sink" + n +
+            " sync=false enable-last-sample=false ";
   }
   GstElement* pipeline = launch(desc);
   GstBus* bus = gst_element_get_bus(pipeline);
@@ -365,6 +367,7 @@ int run_streams(const Options& o) {
   j["model"] = o.model;
   j["caps"] = o.caps;
   j["streams"] = o.streams;
+  j["batch_size"] = o.batch_size;
   j["frames_per_stream"] = o.frames;
   j["threads_property"] = o.threads_set ? nlohmann::json(o.threads) : nlohmann::json("default (0: budget)");
   const char* budget = std::getenv("WEAVE_NUM_THREADS");
