@@ -1,9 +1,13 @@
 #!/usr/bin/python3
-"""The two models of the soak test (tests/soak, scripts/soak.sh), written into OUTDIR:
+"""The three models of the soak test (tests/soak, scripts/soak.sh), written into OUTDIR:
   soak_classify.onnx  "x" float32[1,3,32,32] -> Conv 3x3 (8) -> Relu -> MaxPool 2 -> Conv 3x3 (16)
                       -> Relu -> GlobalAveragePool -> Flatten -> Gemm -> "logits" float32[1,10]
   soak_pair.onnx      "a", "b" float32[1,3,32,32] -> Sub -> Conv 3x3 (8) -> Relu
                       -> GlobalAveragePool -> "diff" float32[1,8,1,1]
+  soak_detect.onnx    "x" float32[batch,3,32,32] -> Conv 4x4 stride 4 (6) -> Sigmoid -> Reshape
+                      -> Transpose -> Mul -> "boxes" float32[batch,64,6]: 64 YOLOv5-style rows
+                      (cx, cy, w, h in input pixels, objectness, one class) for weavemeta mode=yolo,
+                      with a dynamic batch for weaveinfer batch-size
 Small on purpose: many frames per second on 2 cores, so a run of minutes pushes tens of
 thousands of buffers through every element. Seeded random weights.
 """
@@ -55,6 +59,17 @@ def main():
          helper.make_tensor_value_info("b", TensorProto.FLOAT, img)],
         [helper.make_tensor_value_info("diff", TensorProto.FLOAT, [1, 8, 1, 1])],
         [w((8, 3, 3, 3), "w1"), w((8,), "b1")]), os.path.join(out, "soak_pair.onnx"))
+    scale = numpy_helper.from_array(np.array([32, 32, 16, 16, 1, 1], dtype=np.float32), "scale")
+    shape = numpy_helper.from_array(np.array([0, 6, 64], dtype=np.int64), "shape")
+    save(helper.make_graph([
+        n("Conv", ["x", "w1", "b1"], ["c"], kernel_shape=[4, 4], strides=[4, 4]),
+        n("Sigmoid", ["c"], ["s"]),
+        n("Reshape", ["s", "shape"], ["r"]),
+        n("Transpose", ["r"], ["t"], perm=[0, 2, 1]),
+        n("Mul", ["t", "scale"], ["boxes"])], "soak_detect",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 32, 32])],
+        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT, ["batch", 64, 6])],
+        [w((6, 3, 4, 4), "w1"), w((6,), "b1"), scale, shape]), os.path.join(out, "soak_detect.onnx"))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Soak test (tests/soak/soak.cpp): eight weaveinfer streams of two models in one process (tee'd
-# and separate sources, a two-input model among them) with pauses, flushing seeks and elements
+# Soak test (tests/soak/soak.cpp): ten weaveinfer streams of three models in one process (tee'd
+# and separate sources, a two-input model among them, two streams of a detector batched across
+# each other with weavetrack after it) with pauses, flushing seeks and elements
 # added and removed under load. Checks that every buffer in is a buffer out per element, that the
 # bus carries no error or warning, that EOS arrives, and prints RSS per phase (the slope from 40 %
 # on is judged for runs of 10 minutes or more, see tests/soak/soak.cpp).

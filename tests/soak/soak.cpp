@@ -1,4 +1,4 @@
-// Soak test: eight weaveinfer streams of two models in one process, for a set time, with state
+// Soak test: ten weaveinfer streams of three models in one process, for a set time, with state
 // changes under load. scripts/soak.sh makes the models and runs it (docs/reliability.md).
 //
 //   soak MODEL_DIR CACHE_DIR SECONDS
@@ -8,6 +8,8 @@
 //   solo0..solo2  a videotestsrc each (solo2 runs the model on every 3rd frame: inference-interval,
 //                 the others going out as GAPs)                     soak_classify.onnx
 //   pair0, pair1  a videotestsrc each, tee'd into both inputs        soak_pair.onnx (two inputs)
+//   track0, track1  a videotestsrc each: a detector batched across the two streams (batch-size=2),
+//                 its boxes (weavemeta mode=yolo) followed by weavetrack  soak_detect.onnx
 // The first 20% of the time is warm-up. From 20% to 60% it cycles through state changes under
 // load: PLAYING -> PAUSED -> PLAYING, a flushing seek, a fourth tee branch (queue ! weaveconvert !
 // weaveinfer ! fakesink) added while running and removed again after the next change. The rest
@@ -18,7 +20,7 @@
 //     per element; a multi-input element gives one output per pair of inputs), also for every
 //     branch that was added and removed; no element drops a frame (frames-dropped 0);
 //   - no ERROR or WARNING message on the bus, no GLib critical or warning;
-//   - EOS reaches every sink within 60 s, every state change completes, and each of the eight
+//   - EOS reaches every sink within 60 s, every state change completes, and each of the ten
 //     fixed streams keeps putting out buffers (none silent for SOAK_STALL_SECONDS, default 30)
 //     until EOS: no hang. A hang prints every thread's stack (gdb), then the last step, the
 //     state of the pipeline and of each sink, and the counts, so the end of a log says it all;
@@ -68,10 +70,11 @@ struct Counter {
   // branch is removed (keeping removed elements alive would itself make RSS grow).
   GstElement* element = nullptr;
   guint64 dropped = 0;
+  guint64 batched = 0;  // frames run in a batch with another stream's (batch-size)
 
   void release() {
     if (element == nullptr) return;
-    g_object_get(element, "frames-dropped", &dropped, nullptr);
+    g_object_get(element, "frames-dropped", &dropped, "frames-batched", &batched, nullptr);
     gst_object_unref(element);
     element = nullptr;
   }
@@ -415,6 +418,19 @@ std::string launch_line(const Soak& s) {
     l += t + ". ! queue ! videoflip method=horizontal-flip ! weaveconvert ! " + n + ".sink_b ";
     l += "weaveinfer name=" + n + " " + pair + sink;
   }
+  // Tracked and batched: each frame's detector run joins the other stream's (batch-size=2; a
+  // stream paused, flushed or ending holds the other at most batch-timeout), the frame waits at
+  // weavemeta's video pad for its boxes, weavetrack follows them.
+  const std::string det = "model=" + s.model("soak_detect.onnx") + " cache-dir=" + s.cache_dir;
+  for (int i = 0; i < 2; ++i) {
+    const std::string n = "track" + std::to_string(i), t = "vt" + std::to_string(i),
+                      m = "tm" + std::to_string(i);
+    l += "videotestsrc pattern=" + std::string(i ? "zone-plate kt=2" : "ball") + caps + "tee name=" + t + " ";
+    l += t + ". ! queue ! " + m + ".video ";
+    l += t + ". ! queue ! weaveconvert ! weaveinfer name=" + n + " " + det +
+         " batch-size=2 batch-timeout=20 ! " + m + ".tensor ";
+    l += "weavemeta name=" + m + " mode=yolo ! weavetrack" + sink;
+  }
   return l;
 }
 
@@ -458,6 +474,12 @@ int main(int argc, char** argv) {
     const std::string name = "pair" + std::to_string(i);
     GstElement* e = gst_bin_get_by_name(GST_BIN(s.pipeline), name.c_str());
     watch(e, name.c_str(), {"sink_a", "sink_b"}, "src_diff");
+    gst_object_unref(e);
+  }
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = "track" + std::to_string(i);
+    GstElement* e = gst_bin_get_by_name(GST_BIN(s.pipeline), name.c_str());
+    watch(e, name.c_str(), {"sink_x"}, "src_boxes");
     gst_object_unref(e);
   }
 
@@ -514,7 +536,7 @@ int main(int argc, char** argv) {
     watchdog_deadline =
         std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count() + s_;
   };
-  std::vector<Counter*> fixed;  // the eight fixed streams; branches are added after these
+  std::vector<Counter*> fixed;  // the ten fixed streams; branches are added after these
   for (const auto& c : g_counters) fixed.push_back(c.get());
   const std::size_t fixed_streams = fixed.size();
   std::thread watchdog([&] {
@@ -622,18 +644,21 @@ int main(int argc, char** argv) {
   watchdog.join();
   gst_element_set_state(s.pipeline, GST_STATE_NULL);
 
-  std::printf("%-8s %9s %9s %9s %8s %8s  (in/out since each element's last flush)\n", "element", "in", "out",
-              "lost", "flushes", "dropped");
+  std::printf("%-8s %9s %9s %9s %8s %8s %9s  (in/out since each element's last flush)\n", "element", "in",
+              "out", "lost", "flushes", "dropped", "batched");
   uint64_t total = 0;
   for (const auto& c : g_counters) {
     const uint64_t in = c->new_in(), out = c->new_out();
     c->release();
     const guint64 dropped = c->dropped;
     total += c->out;
-    std::printf("%-8s %9llu %9llu %9lld %8llu %8llu\n", c->name.c_str(), static_cast<unsigned long long>(in),
-                static_cast<unsigned long long>(out),
+    std::printf("%-8s %9llu %9llu %9lld %8llu %8llu %9llu\n", c->name.c_str(),
+                static_cast<unsigned long long>(in), static_cast<unsigned long long>(out),
                 static_cast<long long>(in) - static_cast<long long>(out),
-                static_cast<unsigned long long>(c->flushes.load()), static_cast<unsigned long long>(dropped));
+                static_cast<unsigned long long>(c->flushes.load()), static_cast<unsigned long long>(dropped),
+                static_cast<unsigned long long>(c->batched));
+    // The two tracked streams batch each other's frames (their sources run at one rate).
+    if (c->name.rfind("track", 0) == 0 && c->batched == 0) fail(c->name + ": no frame ran in a batch");
     if (in != out) {
       fail(c->name + ": " + std::to_string(in) + " buffers in since the last flush, " + std::to_string(out) +
            " out");
