@@ -92,7 +92,7 @@ Attributes conv_attrs(Rng& r, int64_t k, int64_t s, int64_t d, int64_t group, bo
 // One random convolution of the given kind; returns false when the geometry is empty.
 void conv_case(Rng& r, int kind, int i) {
   // kind 0: GEMM (any window), 1: 3x3 stride 1 (Winograd-sized channels), 2: depthwise, 3: grouped,
-  // 4: grouped with narrow groups
+  // 4: grouped with narrow groups, 5: depthwise of many channels on small maps
   int64_t c = r.pick({1, 3, 8, 16, 17, 24, 32, 48, 64});
   int64_t m = r.pick({1, 5, 8, 16, 24, 33, 48, 64});
   int64_t k = r.pick({1, 3, 5, 7}), s = r.pick({1, 2}), d = r.pick({1, 1, 2}), group = 1;
@@ -106,8 +106,12 @@ void conv_case(Rng& r, int kind, int i) {
     group = r.pick({2, 3, 5, 8, 16, 32});
     c = m = gw * group;
   }
+  // Weights beyond 16 KB: each row is done in chunks of channels (impl_spatial.h), the last
+  // one a partial vector when C is not a multiple of it.
+  if (kind == 5) c = r.pick({300, 465, 600, 1160}), m = c, group = c, k = r.pick({3, 5}), d = 1;
   const int64_t eff = (k - 1) * d + 1;
-  const int64_t n = r.pick({1, 1, 2}), h = r.range(eff + 1, 23 + eff), w = r.range(eff + 1, 29 + eff);
+  const int64_t n = r.pick({1, 1, 2}), h = r.range(eff + 1, (kind == 5 ? 9 : 23) + eff),
+                w = r.range(eff + 1, (kind == 5 ? 11 : 29) + eff);
   const bool epilogue = r.g() % 2 == 0, bias = r.g() % 4 != 0;
   KernelCase kc;
   kc.op = "Conv";
@@ -214,6 +218,12 @@ BOOST_AUTO_TEST_CASE(conv_depthwise_matches_reference) {
   if (!have_fast()) return;
   Rng r;
   for (int i = 0; i < 40; ++i) conv_case(r, 2, i);
+}
+
+BOOST_AUTO_TEST_CASE(conv_depthwise_of_many_channels_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 16; ++i) conv_case(r, 5, i);
 }
 
 BOOST_AUTO_TEST_CASE(conv_grouped_matches_reference) {

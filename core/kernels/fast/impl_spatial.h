@@ -86,8 +86,9 @@ inline void dw_pixel(const DepthwiseArgs& a, const float* x, float* y, const flo
 // channel vector [c, c + W) (masked by `left`): NP independent accumulator chains, and each
 // weight vector loaded once for all of them.
 template <int NP, bool full>
-inline void dw_pixels(const DepthwiseArgs& a, const float* x, float* y, const float* res, int64_t oh,
-                      int64_t ow0, int64_t c, int64_t khl, int64_t khh) {
+__attribute__((always_inline)) inline void dw_pixels(const DepthwiseArgs& a, const float* x, float* y,
+                                                     const float* res, int64_t oh, int64_t ow0, int64_t c,
+                                                     int64_t khl, int64_t khh) {
   const auto m = Simd::mask(a.C - c);
   const V b = a.bias != nullptr ? Simd::load(a.bias + c, m) : Simd::zero();
   V acc[NP];
@@ -115,8 +116,9 @@ inline void dw_pixels(const DepthwiseArgs& a, const float* x, float* y, const fl
 // NP interior output pixels x NV full channel vectors at [c, c + NV*W): NP*NV independent
 // chains, each weight vector loaded once per tap for the NP pixels.
 template <int NP, int NV>
-inline void dw_tile(const DepthwiseArgs& a, const float* x, float* y, const float* res, int64_t oh,
-                    int64_t ow0, int64_t c, int64_t khl, int64_t khh) {
+__attribute__((always_inline)) inline void dw_tile(const DepthwiseArgs& a, const float* x, float* y,
+                                                   const float* res, int64_t oh, int64_t ow0, int64_t c,
+                                                   int64_t khl, int64_t khh) {
   V acc[NP][NV];
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
@@ -153,6 +155,86 @@ inline void dw_tile(const DepthwiseArgs& a, const float* x, float* y, const floa
     }
 }
 
+// Channels a row is done in at once: a multiple of four vectors whose weights and the window
+// rows of a block of pixels stay in L1 (about 24 KB) while the row's pixels go by, or all of
+// them when they are not much more. Without it, a wide map of few pixels (7x7 at 1152 channels, 5x5 windows:
+// 115 KB of weights) reloads every weight from L2 for every pixel.
+inline int64_t depthwise_chunk(const DepthwiseArgs& a) {
+  // Weights that fit in half of L1 stay there anyway; splitting the row would only cost (3x3
+  // stride 2 at 144 channels: 8% slower in chunks).
+  if (a.KH * a.KW * a.C * static_cast<int64_t>(sizeof(float)) <= (int64_t{16} << 10)) return a.C;
+  const int64_t window_w = (a.KW - 1) * a.DW + 1;
+  const int64_t per_channel =
+      (a.KH * a.KW + a.KH * (8 * a.SW + window_w)) * static_cast<int64_t>(sizeof(float));
+  const int64_t unit = 4 * Simd::W;
+  int64_t c = (int64_t{24} << 10) / per_channel / unit * unit;
+  if (c < unit) c = unit;
+  return 2 * c >= a.C ? a.C : c;  // a row of up to two chunks' channels stays whole
+}
+
+// Channels [c0, c1) of output row `row` (image and row); columns [in_lo, in_hi) have their whole
+// window inside the input's width. Chunks end on whole vectors but the last.
+inline void depthwise_row(const DepthwiseArgs& a, int64_t row, int64_t in_lo, int64_t in_hi, int64_t c0,
+                          int64_t c1) {
+  const int64_t n = row / a.OH, oh = row % a.OH;
+  const float* x = a.x + n * a.IH * a.IW * a.C;
+  float* y = a.y + (n * a.OH + oh) * a.OW * a.C;
+  const float* res = a.residual != nullptr ? a.residual + (n * a.OH + oh) * a.OW * a.C : nullptr;
+  int64_t khl = 0, khh = 0;
+  tap_range(oh, a.SH, a.PT, a.DH, a.KH, a.IH, khl, khh);
+  auto edge = [&](int64_t ow) {
+    float* yp = y + ow * a.C;
+    const float* rp = res != nullptr ? res + ow * a.C : nullptr;
+    int64_t c = c0;
+    for (; c + 4 * Simd::W <= c1; c += 4 * Simd::W) dw_pixel<4>(a, x, yp, rp, oh, ow, c, khl, khh);
+    for (; c < c1; c += Simd::W) dw_pixel<1>(a, x, yp, rp, oh, ow, c, khl, khh);
+  };
+  // Stride 1 with fewer than eight channel vectors, or wide windows: blocks of pixels share each
+  // weight load and give independent chains. Otherwise one pixel's four channel vectors do,
+  // walking memory in order (single-thread CPU time on AVX2: 3x3 stride 2 at 32 channels 1.31 vs
+  // 1.84 ms; stride 1 at 48 channels 2.24 vs 1.29 ms).
+  if (a.KW < 5 && (a.SW > 1 || a.C >= 8 * Simd::W)) {
+    // Interior pixels in tiles of 4 pixels x 2 channel vectors, the rest per pixel; wide channels
+    // at stride 2 stay per pixel (single-thread CPU time on AVX2: 144 channels @56 stride 1 0.56
+    // -> 0.38 ms tiled; stride 2 0.15 per pixel vs 0.24 ms tiled).
+    const bool tiles = a.SW == 1 || a.C < 8 * Simd::W;
+    const int64_t c2 = c0 + (c1 - c0) / (2 * Simd::W) * (2 * Simd::W);
+    for (int64_t ow = 0; ow < (tiles ? in_lo : 0); ++ow) edge(ow);
+    int64_t ow = tiles ? in_lo : 0;
+    for (; tiles && ow + 4 <= in_hi; ow += 4) {
+      for (int64_t c = c0; c < c2; c += 2 * Simd::W) dw_tile<4, 2>(a, x, y, res, oh, ow, c, khl, khh);
+      if (c2 < c1)
+        for (int64_t p = 0; p < 4; ++p) {
+          float* yp = y + (ow + p) * a.C;
+          const float* rp = res != nullptr ? res + (ow + p) * a.C : nullptr;
+          for (int64_t c = c2; c < c1; c += Simd::W) dw_pixel<1>(a, x, yp, rp, oh, ow + p, c, khl, khh);
+        }
+    }
+    for (; ow < a.OW; ++ow) edge(ow);
+    return;
+  }
+  for (int64_t ow = 0; ow < in_lo; ++ow) edge(ow);
+  // Blocks of pixels outer, channels inner: a block's windows stay in L1 across channels.
+  const int64_t cfull = c0 + (c1 - c0) / Simd::W * Simd::W;
+  auto block = [&](auto np, int64_t ow) {
+    constexpr int NP = decltype(np)::value;
+    for (int64_t c = c0; c < cfull; c += Simd::W) dw_pixels<NP, true>(a, x, y, res, oh, ow, c, khl, khh);
+    if (cfull < c1) dw_pixels<NP, false>(a, x, y, res, oh, ow, cfull, khl, khh);
+  };
+  int64_t ow = in_lo;
+  for (; ow + 8 <= in_hi; ow += 8) block(std::integral_constant<int, 8>{}, ow);
+  for (; ow + 4 <= in_hi; ow += 4) block(std::integral_constant<int, 4>{}, ow);
+  // The last interior pixels: a block of one is a single FMA chain per channel vector, waiting
+  // on each tap's latency; four vectors of one pixel (as at the edges) overlap four. (7x7 maps
+  // of 5x5 windows have 3 interior pixels a row and 4 edge ones.)
+  for (; ow < in_hi; ++ow)
+    if (c1 - c0 >= 4 * Simd::W)
+      edge(ow);
+    else
+      block(std::integral_constant<int, 1>{}, ow);
+  for (int64_t ow = in_hi; ow < a.OW; ++ow) edge(ow);
+}
+
 inline void depthwise(const DepthwiseArgs& a, const Parallel& par) {
   // Output columns whose whole window lies inside the input's width.
   int64_t in_lo = 0, in_hi = 0;
@@ -165,58 +247,11 @@ inline void depthwise(const DepthwiseArgs& a, const Parallel& par) {
   }
   const int64_t rows = a.N * a.OH;
   const double work = 2.0 * static_cast<double>(rows * a.OW * a.C * a.KH * a.KW);
+  const int64_t chunk = depthwise_chunk(a);
   par.for_range(rows, grain_for(par, rows, work), [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
-      const int64_t n = row / a.OH, oh = row % a.OH;
-      const float* x = a.x + n * a.IH * a.IW * a.C;
-      float* y = a.y + (n * a.OH + oh) * a.OW * a.C;
-      const float* res = a.residual != nullptr ? a.residual + (n * a.OH + oh) * a.OW * a.C : nullptr;
-      int64_t khl = 0, khh = 0;
-      tap_range(oh, a.SH, a.PT, a.DH, a.KH, a.IH, khl, khh);
-      auto edge = [&](int64_t ow) {
-        float* yp = y + ow * a.C;
-        const float* rp = res != nullptr ? res + ow * a.C : nullptr;
-        int64_t c = 0;
-        for (; c + 4 * Simd::W <= a.C; c += 4 * Simd::W) dw_pixel<4>(a, x, yp, rp, oh, ow, c, khl, khh);
-        for (; c < a.C; c += Simd::W) dw_pixel<1>(a, x, yp, rp, oh, ow, c, khl, khh);
-      };
-      // Stride 1 with fewer than eight channel vectors, or wide windows: blocks of pixels share
-      // each weight load and give independent chains. Otherwise one pixel's four channel
-      // vectors do, walking memory in order (single-thread CPU time on AVX2: 3x3 stride 2 at 32
-      // channels 1.31 vs 1.84 ms; stride 1 at 48 channels 2.24 vs 1.29 ms).
-      if (a.KW < 5 && (a.SW > 1 || a.C >= 8 * Simd::W)) {
-        // Interior pixels in tiles of 4 pixels x 2 channel vectors, the rest per pixel; wide
-        // channels at stride 2 stay per pixel (single-thread CPU time on AVX2: 144 channels
-        // @56 stride 1 0.56 -> 0.38 ms tiled; stride 2 0.15 per pixel vs 0.24 ms tiled).
-        const bool tiles = a.SW == 1 || a.C < 8 * Simd::W;
-        const int64_t c2 = a.C / (2 * Simd::W) * (2 * Simd::W);
-        for (int64_t ow = 0; ow < (tiles ? in_lo : 0); ++ow) edge(ow);
-        int64_t ow = tiles ? in_lo : 0;
-        for (; tiles && ow + 4 <= in_hi; ow += 4) {
-          for (int64_t c = 0; c < c2; c += 2 * Simd::W) dw_tile<4, 2>(a, x, y, res, oh, ow, c, khl, khh);
-          if (c2 < a.C)
-            for (int64_t p = 0; p < 4; ++p) {
-              float* yp = y + (ow + p) * a.C;
-              const float* rp = res != nullptr ? res + (ow + p) * a.C : nullptr;
-              for (int64_t c = c2; c < a.C; c += Simd::W) dw_pixel<1>(a, x, yp, rp, oh, ow + p, c, khl, khh);
-            }
-        }
-        for (; ow < a.OW; ++ow) edge(ow);
-        continue;
-      }
-      for (int64_t ow = 0; ow < in_lo; ++ow) edge(ow);
-      // Blocks of pixels outer, channels inner: a block's windows stay in L1 across channels.
-      const int64_t cfull = a.C / Simd::W * Simd::W;
-      auto block = [&](auto np, int64_t ow) {
-        constexpr int NP = decltype(np)::value;
-        for (int64_t c = 0; c < cfull; c += Simd::W) dw_pixels<NP, true>(a, x, y, res, oh, ow, c, khl, khh);
-        if (cfull < a.C) dw_pixels<NP, false>(a, x, y, res, oh, ow, cfull, khl, khh);
-      };
-      int64_t ow = in_lo;
-      for (; ow + 8 <= in_hi; ow += 8) block(std::integral_constant<int, 8>{}, ow);
-      for (; ow + 4 <= in_hi; ow += 4) block(std::integral_constant<int, 4>{}, ow);
-      for (; ow < in_hi; ++ow) block(std::integral_constant<int, 1>{}, ow);
-      for (int64_t ow = in_hi; ow < a.OW; ++ow) edge(ow);
+      for (int64_t c0 = 0; c0 < a.C; c0 += chunk)
+        depthwise_row(a, row, in_lo, in_hi, c0, c0 + chunk < a.C ? c0 + chunk : a.C);
     }
   });
 }
