@@ -97,7 +97,7 @@ void conv_case(Rng& r, int kind, int i) {
   int64_t m = r.pick({1, 5, 8, 16, 24, 33, 48, 64});
   int64_t k = r.pick({1, 3, 5, 7}), s = r.pick({1, 2}), d = r.pick({1, 1, 2}), group = 1;
   if (kind == 1) c = r.pick({16, 24, 40, 64}), m = r.pick({16, 24, 40, 72}), k = 3, s = 1, d = 1;
-  if (kind == 2) c = r.pick({8, 13, 16, 32, 40, 96}), m = c, group = c, k = r.pick({3, 5}), d = 1;
+  if (kind == 2) c = r.pick({8, 13, 16, 32, 40, 96}), m = c, group = c, k = r.pick({3, 5, 7}), d = 1;
   if (kind == 3) group = r.pick({2, 4}), c = group * r.pick({2, 8}), m = group * r.pick({3, 8});
   if (kind == 4) {
     // Narrow groups (as many outputs as inputs, 2 to 8 per group): the direct grouped kernel,
@@ -108,7 +108,7 @@ void conv_case(Rng& r, int kind, int i) {
   }
   // Weights beyond 16 KB: each row is done in chunks of channels (impl_spatial.h), the last
   // one a partial vector when C is not a multiple of it.
-  if (kind == 5) c = r.pick({300, 465, 600, 1160}), m = c, group = c, k = r.pick({3, 5}), d = 1;
+  if (kind == 5) c = r.pick({300, 465, 600, 1160}), m = c, group = c, k = r.pick({3, 5, 7}), d = 1;
   const int64_t eff = (k - 1) * d + 1;
   const int64_t n = r.pick({1, 1, 2}), h = r.range(eff + 1, (kind == 5 ? 9 : 23) + eff),
                 w = r.range(eff + 1, (kind == 5 ? 11 : 29) + eff);
