@@ -339,6 +339,68 @@ class LayoutPass {
     return true;
   }
 
+  // The spatial axes of a ReduceMean / ReduceMax, from the `axes` attribute or a constant input
+  // 1: whether they are exactly H and W of a 4-D value.
+  [[nodiscard]] bool reduces_hw(const Node& n) const {
+    std::vector<int64_t> axes;
+    if (n.attrs.has("axes")) {
+      axes = n.attrs.get_ints("axes");
+    } else if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
+      const int32_t v = n.inputs[1];
+      if (!is_param(g_, v) || g_.values[v].dtype != DType::int64 || g_.values[v].shape.size() != 1)
+        return false;
+      const ConstTensorView a = param_view(g_, v);
+      axes.assign(a.as<int64_t>(), a.as<int64_t>() + a.numel());
+    }
+    if (axes.size() != 2) return false;
+    for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+    std::sort(axes.begin(), axes.end());
+    return axes[0] == 2 && axes[1] == 3;
+  }
+
+  // ReduceMean / ReduceMax over H and W of an NHWC-only value (a classifier's global pooling
+  // written as x.mean([2, 3])): the channels-last GlobalAveragePool / GlobalMaxPool, then, without
+  // keepdims, a Reshape of its [N,1,1,C] to [N,C], which is the same memory. Reading the NCHW
+  // value instead cost a reorder of the whole map and the generic reduction.
+  bool spatial_reduce(const Node& n, const std::string* name) {
+    if ((n.op != "ReduceMean" && n.op != "ReduceMax") || n.inputs.empty() || n.outputs.size() != 1 ||
+        !rank4(n.inputs[0]) || !has_nhwc(n.inputs[0]) || nchw_ok_[n.inputs[0]] || !reduces_hw(n))
+      return false;
+    Node pool;
+    pool.op = n.op == "ReduceMean" ? "GlobalAveragePool" : "GlobalMaxPool";
+    pool.inputs = {n.inputs[0]};
+    pool.outputs = {n.outputs[0]};
+    if (!registry_.takes_nhwc(g_, pool)) return false;
+    const bool keep = n.attrs.get_int("keepdims", 1) != 0;
+    const Value& in = g_.values[n.inputs[0]];
+    Value pooled = in;
+    pooled.kind = ValueKind::intermediate;
+    pooled.param = -1;
+    pooled.shape = Shape{in.shape[0], 1, 1, in.shape[1]};  // NHWC
+    const int32_t pv = g_.add_value(pooled);
+    grow();
+    pool.inputs[0] = nhwc_[n.inputs[0]];
+    pool.outputs[0] = pv;
+    pool.attrs.set("weave_layout", std::string("NHWC"));
+    emit(std::move(pool), keep ? name : nullptr);
+    const int32_t out = n.outputs[0];
+    if (keep) {  // [N,C,1,1]: pv is its NHWC twin
+      nhwc_[out] = pv;
+      nchw_ok_[out] = false;
+      return true;
+    }
+    const std::vector<int64_t> to{0, -1};
+    const int32_t shape = g_.add_param(DType::int64, Shape{2},
+                                       SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(to))));
+    grow();
+    Node reshape;
+    reshape.op = "Reshape";
+    reshape.inputs = {pv, shape};
+    reshape.outputs = {out};
+    emit(std::move(reshape), name);
+    return true;
+  }
+
   // Slice of an NHWC value with constant axes (or none: the first len(starts) axes): the same
   // Slice of the twin, axes mapped to their physical places. Starts and ends may be computed
   // (a channel split's half is Shape arithmetic, which the plan folds).
@@ -439,6 +501,7 @@ class LayoutPass {
       emit(std::move(gather), nullptr);
       return;
     }
+    if (spatial_reduce(n, name)) return;
     // try_nhwc emits input reorders only once it has decided for NHWC.
     Node trial = n;
     if (try_nhwc(trial)) {

@@ -475,6 +475,48 @@ BOOST_AUTO_TEST_CASE(batch_norm_after_a_concat_stays_channels_last) {
   BOOST_TEST(count_layout_transposes(planned) == 2);  // the input in, the output out
 }
 
+BOOST_AUTO_TEST_CASE(spatial_means_and_maxima_of_channels_last_maps_become_global_pooling) {
+  // Conv -> ReduceMean/ReduceMax over H and W (a classifier's x.mean([2, 3])): the channels-last
+  // global pooling, no reorder of the map. Axes as an attribute or as input 1 (opset 18), with
+  // and without keepdims; a mean over the channels stays a reduction of the NCHW value.
+  struct Case {
+    std::string op;
+    std::vector<int64_t> axes;
+    bool keepdims, axes_input, pools;
+  };
+  for (const Case& c :
+       {Case{"ReduceMean", {2, 3}, false, false, true}, Case{"ReduceMax", {-1, -2}, true, false, true},
+        Case{"ReduceMean", {3, 2}, true, true, true}, Case{"ReduceMean", {1}, false, false, false}}) {
+    int32_t x = 0, conv = 0;
+    Graph g = conv_graph(x, conv, 3, 6);
+    Attributes a;
+    a.set("keepdims", static_cast<int64_t>(c.keepdims));
+    std::vector<int32_t> in{conv};
+    if (c.axes_input) {
+      in.push_back(g.add_param(DType::int64, Shape{static_cast<int64_t>(c.axes.size())},
+                               SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(c.axes)))));
+    } else {
+      a.set("axes", c.axes);
+    }
+    const int32_t r = add_node(g, c.op, in, 1, a);
+    set_output(g, add_node(g, "Relu", {r}), "y");
+    check_same(g, Dims{1, 3, 5, 5});
+    const Graph planned = check_layout(g, Dims{1, 3, 5, 5});
+    bool nhwc = false;
+    for (const Node& n : planned.nodes) nhwc = nhwc || n.attrs.get_string("weave_layout") == "NHWC";
+    if (!nhwc) {
+      BOOST_TEST_MESSAGE("no fast path on this CPU: the graph stays NCHW");
+      return;
+    }
+    const std::string pool = c.op == "ReduceMean" ? "GlobalAveragePool" : "GlobalMaxPool";
+    BOOST_TEST(count_op(planned, pool) == (c.pools ? 1 : 0), c.op);
+    BOOST_TEST(count_op(planned, c.op) == (c.pools ? 0 : 1), c.op);
+    // The input in; without keepdims nothing else ([N, C] is the pooled memory), with it the
+    // 4-D output out; a mean over channels reads the map back in NCHW.
+    BOOST_TEST(count_layout_transposes(planned) == (c.pools && !c.keepdims ? 1 : 2), c.op);
+  }
+}
+
 namespace {
 
 // x [2, 7, 24] -> MatMul(W [24, 40]) -> Add(b) -> act: a transformer's linear layer.
