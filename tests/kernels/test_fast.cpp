@@ -92,7 +92,8 @@ Attributes conv_attrs(Rng& r, int64_t k, int64_t s, int64_t d, int64_t group, bo
 // One random convolution of the given kind; returns false when the geometry is empty.
 void conv_case(Rng& r, int kind, int i) {
   // kind 0: GEMM (any window), 1: 3x3 stride 1 (Winograd-sized channels), 2: depthwise, 3: grouped,
-  // 4: grouped with narrow groups, 5: depthwise of many channels on small maps
+  // 4: grouped with narrow groups, 5: depthwise of many channels on small maps, 6: depthwise
+  // dilated down the rows only (dilations {2, 1}: the sliding window across, rows 2 apart)
   int64_t c = r.pick({1, 3, 8, 16, 17, 24, 32, 48, 64});
   int64_t m = r.pick({1, 5, 8, 16, 24, 33, 48, 64});
   int64_t k = r.pick({1, 3, 5, 7}), s = r.pick({1, 2}), d = r.pick({1, 1, 2}), group = 1;
@@ -109,6 +110,7 @@ void conv_case(Rng& r, int kind, int i) {
   // Weights beyond 16 KB: each row is done in chunks of channels (impl_spatial.h), the last
   // one a partial vector when C is not a multiple of it.
   if (kind == 5) c = r.pick({300, 465, 600, 1160}), m = c, group = c, k = r.pick({3, 5, 7}), d = 1;
+  if (kind == 6) c = r.pick({16, 32, 72}), m = c, group = c, k = r.pick({3, 5, 7}), s = 1, d = 2;
   const int64_t eff = (k - 1) * d + 1;
   const int64_t n = r.pick({1, 1, 2}), h = r.range(eff + 1, (kind == 5 ? 9 : 23) + eff),
                 w = r.range(eff + 1, (kind == 5 ? 11 : 29) + eff);
@@ -116,6 +118,7 @@ void conv_case(Rng& r, int kind, int i) {
   KernelCase kc;
   kc.op = "Conv";
   kc.attrs = conv_attrs(r, k, s, d, group, epilogue);
+  if (kind == 6) kc.attrs.set("dilations", std::vector<int64_t>{2, 1});
   const uint32_t seed = static_cast<uint32_t>(1000 * kind + i);
   kc.inputs.push_back(random_f32(Dims{n, c, h, w}, seed));
   kc.inputs.push_back(random_f32(Dims{m, c / group, k, k}, seed + 1));
@@ -224,6 +227,12 @@ BOOST_AUTO_TEST_CASE(conv_depthwise_of_many_channels_matches_reference) {
   if (!have_fast()) return;
   Rng r;
   for (int i = 0; i < 16; ++i) conv_case(r, 5, i);
+}
+
+BOOST_AUTO_TEST_CASE(conv_depthwise_dilated_down_the_rows_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 12; ++i) conv_case(r, 6, i);
 }
 
 BOOST_AUTO_TEST_CASE(conv_grouped_matches_reference) {

@@ -151,7 +151,8 @@ __attribute__((always_inline)) inline void dw_pixels(const DepthwiseArgs& a, con
                   m, act);
 }
 
-// NP interior output pixels ow0.. of a stride-1, undilated window KW wide, one channel vector
+// NP interior output pixels ow0.. of a stride-1 window KW wide, undilated across (rows may be
+// dilated), one channel vector
 // [c, c + W) (masked by `left`): each input vector of a window row is loaded once and feeds every
 // output pixel whose window holds it, NP + KW - 1 loads a row where dw_pixels makes NP * KW, so
 // the FMAs, not the loads, set the pace.
@@ -165,7 +166,7 @@ inline void dw_pixels_s1(const DepthwiseArgs& a, const float* x, float* y, const
   for (int p = 0; p < NP; ++p) acc[p] = b;
   const int64_t ih0 = oh * a.SH - a.PT, iw0 = ow0 - a.PL;
   for (int64_t kh = khl; kh < khh; ++kh) {
-    const float* xr = x + ((ih0 + kh) * a.IW + iw0) * a.C + c;
+    const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
     const float* wr = a.w + kh * KW * a.c_pad + c;
     V w[KW];
 #pragma GCC unroll 7
