@@ -228,10 +228,14 @@ static bool prepare_to_run(GstWeaveInfer* self) {
   const bool bounds_from_caps = impl->max_shape.empty();
   GST_OBJECT_UNLOCK(self);
   settings.bounds = infer::effective_bounds(self);
-  // A batch holds up to batch_size frames along the first dim.
+  // A batch holds up to batch_size frames along the first dim of inputs whose first dim is
+  // dynamic (a fixed one cannot batch: join_batch() says so once the model is loaded).
   if (batch_size > 1)
     for (auto& [name, shape] : settings.bounds)
-      if (!shape.empty() && shape[0] > 0) shape[0] *= batch_size;
+      for (const auto& s : impl->sinks)
+        if (s.info.name == name && !s.info.shape.empty() && s.info.shape[0] == weave::kDynamic &&
+            !shape.empty() && shape[0] > 0)
+          shape[0] *= batch_size;
   if (model.empty()) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
                       ("No model set: set the 'model' property to an .onnx or .weave file."), (nullptr));

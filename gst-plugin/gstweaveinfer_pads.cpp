@@ -262,6 +262,8 @@ static gboolean weave_infer_sink_event(GstPad* pad, GstObject* parent, GstEvent*
       // downstream, and the element flushes until every input that started has stopped.
       if (impl->runner.flush_input(index, GST_FLOW_FLUSHING)) {
         for (auto& s : impl->srcs) gst_pad_push_event(s.pad, gst_event_ref(event));
+        // The task may be waiting for a batch to fill (batch-size): run it now.
+        if (impl->batch) impl->batch->wake();
         if (!impl->srcs.empty()) gst_pad_pause_task(impl->srcs[0].pad);
       }
       gst_event_unref(event);
@@ -429,6 +431,7 @@ static gboolean weave_infer_src_activate_mode(GstPad* pad, GstObject* parent, Gs
     return TRUE;
   }
   impl->runner.flush(GST_FLOW_FLUSHING);
+  if (impl->batch) impl->batch->wake();
   return gst_pad_stop_task(pad);
 }
 

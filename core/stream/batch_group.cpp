@@ -1,5 +1,6 @@
 #include "core/stream/batch_group.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -14,11 +15,15 @@ struct BatchGroup::Member {
   FrameStats* stats = nullptr;
   int64_t rows = 0;
   std::optional<Expected<std::vector<Dims>>> result;  // set by the batch's leader
+  bool batched = false;                               // its result came out of a batch
 };
 
 struct BatchGroup::Batch {
   std::vector<Member*> members;     // members[0] opened it and runs it
   std::condition_variable changed;  // a member joined (the leader waits) or results are in
+  // When it runs at the latest: the earliest of its members' timeouts.
+  std::chrono::steady_clock::time_point deadline;
+  bool closing = false;  // run now (wake(): a member's stream flushes or stops)
   bool done = false;
 };
 
@@ -73,6 +78,33 @@ std::map<GroupKey, std::weak_ptr<BatchGroup>>& registry() {
 
 }  // namespace
 
+BatchGroup::BatchGroup(std::shared_ptr<const Factory> factory, int size)
+    : factory_(std::move(factory)), size_(size) {
+  // What the model declares decides first: every input and output needs a dynamic first dim,
+  // and when both name it, the same name (the batch). A run checks the dims it gets too.
+  const Factory& f = *factory_;
+  std::string batch_name;
+  for (int i = 0; i < f.num_inputs(); ++i) {
+    const TensorInfo& in = f.input_info(i);
+    if (in.shape.empty() || in.shape[0] != kDynamic) {
+      unbatchable_ = "input '" + in.name + "' has shape " + shape_str(in.shape) +
+                     ": its first dim is not dynamic, so frames cannot be joined along it; frames run alone";
+      return;
+    }
+    if (batch_name.empty() && !in.dim_names.empty()) batch_name = in.dim_names[0];
+  }
+  for (int k = 0; k < f.num_outputs(); ++k) {
+    const TensorInfo& out = f.output_info(k);
+    const std::string name = out.dim_names.empty() ? std::string() : out.dim_names[0];
+    if (out.shape.empty() || out.shape[0] != kDynamic ||
+        (!batch_name.empty() && !name.empty() && name != batch_name)) {
+      unbatchable_ = "output '" + out.name + "' has shape " + shape_str(out.shape, out.dim_names) +
+                     ": its first dim is not the inputs' batch, so a batch cannot be split; frames run alone";
+      return;
+    }
+  }
+}
+
 std::shared_ptr<BatchGroup> BatchGroup::join(std::shared_ptr<const Factory> factory, int size) {
   std::lock_guard lock(registry_lock);
   auto& groups = registry();
@@ -109,45 +141,73 @@ Expected<std::vector<Dims>> BatchGroup::run(FrameRunner& runner, std::span<const
   std::unique_lock lock(lock_);
   const bool alone = size_ < 2 || me.rows == 0 || !unbatchable_.empty() ||
                      (open_ && !same_rows_shape(open_->members[0]->inputs, inputs));
+  const auto alone_run = [&] {
+    RunCost cost;
+    auto r = runner.run(inputs, outputs, &cost);
+    if (r) stats.add(cost);
+    return r;
+  };
   if (alone) {
     lock.unlock();
-    return runner.run(inputs, outputs);  // counted in the runner's own stats
+    return alone_run();
   }
 
+  const auto due = std::chrono::steady_clock::now() + timeout;
   if (open_) {  // join the batch gathering now; its leader runs it
     std::shared_ptr<Batch> batch = open_;
     batch->members.push_back(&me);
-    if (static_cast<int>(batch->members.size()) >= size_) {
-      open_.reset();
-      batch->changed.notify_all();
-    }
+    if (due < batch->deadline) batch->deadline = due;  // no member waits longer than its own timeout
+    if (static_cast<int>(batch->members.size()) >= size_) open_.reset();
+    batch->changed.notify_all();
     batch->changed.wait(lock, [&] { return batch->done; });
-    if (batch_frames != nullptr) *batch_frames = static_cast<int>(batch->members.size());
+    if (batch_frames != nullptr && me.batched) *batch_frames = static_cast<int>(batch->members.size());
     return std::move(*me.result);
   }
 
   // Open a batch and lead it.
   auto batch = std::make_shared<Batch>();
   batch->members.push_back(&me);
+  batch->deadline = due;
   open_ = batch;
-  batch->changed.wait_for(lock, timeout, [&] { return static_cast<int>(batch->members.size()) >= size_; });
+  while (static_cast<int>(batch->members.size()) < size_ && !batch->closing &&
+         std::chrono::steady_clock::now() < batch->deadline)
+    batch->changed.wait_until(lock, batch->deadline);
   if (open_ == batch) open_.reset();  // closed: later frames open the next one
   const auto n = batch->members.size();
   if (n == 1) {
     lock.unlock();
-    return runner.run(inputs, outputs);
+    return alone_run();
   }
   std::unique_ptr<Scratch> scratch = take_scratch();
   lock.unlock();
-  run_batch(runner, *batch, *scratch);
+  bool batched = false;
+  // Whatever happens, every member gets a result and is woken: they wait for nothing else.
+  try {
+    batched = run_batch(runner, *batch, *scratch);
+  } catch (const std::exception& e) {
+    for (Member* m : batch->members)
+      if (!m->result) m->result = make_error("a batch of ", n, " frames failed: ", e.what());
+  } catch (...) {
+    for (Member* m : batch->members)
+      if (!m->result) m->result = make_error("a batch of ", n, " frames failed");
+  }
   lock.lock();
   spare_.push_back(std::move(scratch));
-  ++counts_.batches;
-  counts_.frames += n;
+  if (batched) {
+    ++counts_.batches;
+    counts_.frames += n;
+  }
   batch->done = true;
   batch->changed.notify_all();
-  if (batch_frames != nullptr) *batch_frames = static_cast<int>(n);
+  if (batch_frames != nullptr && batched) *batch_frames = static_cast<int>(n);
   return std::move(*me.result);
+}
+
+void BatchGroup::wake() {
+  std::lock_guard lock(lock_);
+  if (!open_) return;
+  open_->closing = true;
+  open_->changed.notify_all();
 }
 
 void BatchGroup::run_alone(FrameRunner& runner, Batch& batch) {
@@ -158,7 +218,7 @@ void BatchGroup::run_alone(FrameRunner& runner, Batch& batch) {
   }
 }
 
-void BatchGroup::run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch) {
+bool BatchGroup::run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch) {
   const auto& members = batch.members;
   const Factory& model = runner.factory();
   const std::size_t n_in = members[0]->inputs.size();
@@ -192,9 +252,14 @@ void BatchGroup::run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch) 
   RunCost cost;
   auto dims = runner.run(gathered, sink, &cost);
   if (!dims) {
-    for (Member* m : members)
-      m->result = make_error("batch of ", members.size(), " frames (", rows, " rows): ", dims.message());
-    return;
+    // The frames may still run alone (a batch's memory is larger); if they do, stop batching.
+    run_alone(runner, batch);
+    if (std::all_of(members.begin(), members.end(), [](const Member* m) { return m->result->ok(); })) {
+      std::lock_guard lock(lock_);
+      unbatchable_ = "a batch of " + std::to_string(members.size()) + " frames failed (" + dims.message() +
+                     ") where each frame alone ran; frames run alone";
+    }
+    return false;
   }
   for (std::size_t k = 0; k < n_out; ++k) {
     const Dims& d = (*dims)[k];
@@ -206,7 +271,7 @@ void BatchGroup::run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch) 
                        " rows: its first dim is not the batch, so a batch cannot be split; frames run alone";
       }
       run_alone(runner, batch);
-      return;
+      return false;
     }
   }
 
@@ -241,7 +306,9 @@ void BatchGroup::run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch) 
     if (m->result) continue;  // its own memory failed it
     m->stats->add(RunCost{cost.ms, n_in, n_out, member_bytes[j] + out_bytes});
     m->result = std::move(mine);
+    m->batched = true;
   }
+  return true;
 }
 
 }  // namespace weave::stream

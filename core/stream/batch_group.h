@@ -3,13 +3,15 @@
 // that is gathering, or opens one; the thread that opened it waits until the batch holds `size`
 // frames or `timeout` has passed since it opened, then runs them as one batch on its own runner
 // -- inputs concatenated along their first dim -- and gives each member the rows of every output
-// that are its own. A member waits at most the timeout plus the batch's run, and gets what a run
-// of its frame alone gives, up to float rounding; a stream that stops sending (end of stream, a
-// flush, a slow source) never holds the others longer than the timeout.
+// that are its own. A batch runs at the latest when the shortest timeout of its members is up
+// (or at once after wake()), so a member waits at most its own timeout plus the batch's run, and
+// gets what a run of its frame alone gives, up to float rounding; a stream that stops sending
+// (end of stream, a flush, a slow source) never holds the others longer than that.
 //
 // Frames batch only with frames of the same dtypes and the same dims past the first (a stream
-// whose caps differ runs alone). A model whose outputs do not keep the batch in their first dim
-// cannot be split: that batch's frames run one by one and the group stops batching
+// whose caps differ runs alone). A model whose declared inputs or outputs lack a dynamic first
+// dim never batches; one whose outputs turn out not to keep the batch first, or whose batch
+// fails where its frames alone run, has that batch's frames run one by one and stops batching
 // (unbatchable() says why). The price of a batch: one copy of every input into it and of every
 // output out of it, counted in each member's FrameStats.
 #pragma once
@@ -44,6 +46,10 @@ class BatchGroup {
                                                 OutputSink& outputs, std::chrono::microseconds timeout,
                                                 FrameStats& stats, int* batch_frames = nullptr);
 
+  // Runs the batch gathering now at once, with the frames it has: a member's stream is flushing
+  // or stopping and its thread must not wait out the timeout.
+  void wake();
+
   [[nodiscard]] int size() const { return size_; }
   // Why the group stopped batching ("" while it batches).
   [[nodiscard]] std::string unbatchable() const;
@@ -54,7 +60,9 @@ class BatchGroup {
   };
   [[nodiscard]] Counts counts() const;
 
-  BatchGroup(std::shared_ptr<const Factory> factory, int size) : factory_(std::move(factory)), size_(size) {}
+  // Use join(). A model whose declared inputs or outputs do not all have a dynamic first dim
+  // (the same named one, where named) is unbatchable from the start.
+  BatchGroup(std::shared_ptr<const Factory> factory, int size);
 
  private:
   struct Member;
@@ -65,7 +73,9 @@ class BatchGroup {
     std::vector<AlignedBuffer> inputs, outputs;
   };
 
-  void run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch);
+  // Runs a batch of two or more frames and sets every member's result; false when the frames
+  // ran one by one instead (the batch failed or could not be split).
+  bool run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch);
   void run_alone(FrameRunner& runner, Batch& batch);
   [[nodiscard]] std::unique_ptr<Scratch> take_scratch();  // call with lock_ held
 

@@ -119,9 +119,11 @@ GST_START_TEST(test_a_stream_ending_or_flushing_never_stalls_the_others) {
 GST_END_TEST;
 
 // two_outputs.onnx takes x float32[1,4]: no batch dim to join frames along. A warning names the
-// input and every frame runs alone, right.
+// input and every frame runs alone, right; its max-shape is taken as it is (not widened for a
+// batch, which a static dim refuses).
 GST_START_TEST(test_a_fixed_first_dim_warns_and_runs_alone) {
   GstElement* e = batching_infer(4, 10000, "two_outputs.onnx");
+  g_object_set(e, "max-shape", "x=1x4", nullptr);
   GstBus* bus = gst_bus_new();
   gst_element_set_bus(e, bus);
   GstHarness* h = harness_of(e, "tensor/x-raw, dtype=float32, shape=(int)<1,4>", "sink_x", "src_logits");
@@ -151,6 +153,32 @@ GST_START_TEST(test_a_fixed_first_dim_warns_and_runs_alone) {
 }
 GST_END_TEST;
 
+// A stream alone with batch-size=2 and a 10 s timeout: its task waits for a partner. A flush
+// runs the batch at once (the flush does not wait out the timeout), and the stream goes on.
+GST_START_TEST(test_a_flush_does_not_wait_for_the_batch_timeout) {
+  GstElement* e = batching_infer(2, 10000);
+  GstHarness* h = harness_of(e, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
+  fail_unless_equals_int(gst_harness_push(h, float_buffer(rows_from(1.f, 1), 0)), GST_FLOW_OK);
+  g_usleep(100 * 1000);  // the task is waiting in its batch
+  const gint64 t0 = g_get_monotonic_time();
+  fail_unless(gst_harness_push_event(h, gst_event_new_flush_start()));
+  fail_unless(gst_harness_push_event(h, gst_event_new_flush_stop(TRUE)));
+  fail_unless(g_get_monotonic_time() - t0 < 5 * G_USEC_PER_SEC);
+  g_object_set(e, "batch-timeout", 1u, nullptr);
+  gst_harness_set_src_caps_str(h, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
+  const auto x = rows_from(3.f, 1);
+  fail_unless_equals_int(gst_harness_push(h, float_buffer(x, GST_SECOND)), GST_FLOW_OK);
+  // The frame before the flush may have come out before it; the one after does.
+  GstBuffer* out = nullptr;
+  while ((out = gst_harness_pull(h)) != nullptr && GST_BUFFER_PTS(out) != GST_SECOND) gst_buffer_unref(out);
+  fail_unless(out != nullptr);
+  fail_unless(floats_of(out) == matmul_ref(x));
+  gst_buffer_unref(out);
+  gst_harness_teardown(h);
+  gst_object_unref(e);
+}
+GST_END_TEST;
+
 static Suite* weaveinfer_batch_suite(void) {
   Suite* s = suite_create("weaveinfer-batch");
   TCase* tc = tcase_create("general");
@@ -159,6 +187,7 @@ static Suite* weaveinfer_batch_suite(void) {
   tcase_add_test(tc, test_two_streams_batch_and_each_gets_its_own_rows);
   tcase_add_test(tc, test_a_stream_ending_or_flushing_never_stalls_the_others);
   tcase_add_test(tc, test_a_fixed_first_dim_warns_and_runs_alone);
+  tcase_add_test(tc, test_a_flush_does_not_wait_for_the_batch_timeout);
   return s;
 }
 
