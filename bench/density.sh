@@ -91,7 +91,7 @@ keeps_up() {  # TAG WORKLOAD RATE N ARGS...
 weave() {
   local label=$1 workload=$2 rate=$3 s0=$4
   shift 4
-  local tag=${label//[^a-z0-9=-]/_}
+  local tag=${workload}_${label//[^a-z0-9=-]/_}
   density "$out/$tag.capacity.json" "$workload" "$@" --fps "$rate" --streams "$s0"
   local cap n step good=0 bad=0
   cap=$(jget "$out/$tag.capacity.json" capacity_streams)
@@ -99,7 +99,10 @@ weave() {
   step=$(((n + 7) / 8))
   if keeps_up "$tag" "$workload" "$rate" "$n" "$@"; then
     good=$n
-    while bad=$((good + step)) && keeps_up "$tag" "$workload" "$rate" "$bad" "$@"; do good=$bad; done
+    # Up to four times the capacity estimate, whatever happens.
+    while bad=$((good + step)) && [ "$bad" -le $((4 * n + 4)) ] && keeps_up "$tag" "$workload" "$rate" "$bad" "$@"; do
+      good=$bad
+    done
   else
     bad=$n
     while [ "$bad" -gt 1 ]; do

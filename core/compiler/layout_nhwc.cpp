@@ -360,7 +360,7 @@ class LayoutPass {
 
   // ReduceMean / ReduceMax over H and W of an NHWC-only value (a classifier's global pooling
   // written as x.mean([2, 3])): the channels-last GlobalAveragePool / GlobalMaxPool, then, without
-  // keepdims, a Reshape of its [N,1,1,C] to [N,C], which is the same memory. Reading the NCHW
+  // keepdims, a Flatten of its [N,1,1,C] to [N,C], which is the same memory. Reading the NCHW
   // value instead cost a reorder of the whole map and the generic reduction.
   bool spatial_reduce(const Node& n, const std::string* name) {
     if ((n.op != "ReduceMean" && n.op != "ReduceMax") || n.inputs.empty() || n.outputs.size() != 1 ||
@@ -389,15 +389,12 @@ class LayoutPass {
       nchw_ok_[out] = false;
       return true;
     }
-    const std::vector<int64_t> to{0, -1};
-    const int32_t shape = g_.add_param(DType::int64, Shape{2},
-                                       SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(to))));
-    grow();
-    Node reshape;
-    reshape.op = "Reshape";
-    reshape.inputs = {pv, shape};
-    reshape.outputs = {out};
-    emit(std::move(reshape), name);
+    Node flat;  // [N,1,1,C] -> [N,C], the same memory (also for N = 0, which a Reshape to [0,-1] refuses)
+    flat.op = "Flatten";
+    flat.inputs = {pv};
+    flat.outputs = {out};
+    flat.attrs.set("axis", int64_t{1});
+    emit(std::move(flat), name);
     return true;
   }
 

@@ -17,7 +17,7 @@
 //   - A channel shuffle (Reshape [N,C,H,W] -> [N,g,C/g,H,W], Transpose of the middle axes,
 //     Reshape back) of an NHWC value becomes one Gather along its last axis.
 //   - ReduceMean / ReduceMax over H and W of an NHWC value become the channels-last global
-//     pooling (and a Reshape to [N, C] without keepdims).
+//     pooling (and a Flatten to [N, C] without keepdims).
 //   - Transpose of an NHWC value composes its perm with the layout's (no extra copy); Shape of
 //     one becomes Shape + Gather of the NCHW order, which the plan folds.
 //   - Anything else reads NCHW: a Transpose back (perm [0,3,1,2]) is inserted once per value,
