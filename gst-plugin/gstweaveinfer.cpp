@@ -621,8 +621,9 @@ static void gst_weave_infer_class_init(GstWeaveInferClass* klass) {
   g_object_class_install_property(
       gobject_class, PROP_BATCH_TIMEOUT,
       g_param_spec_uint("batch-timeout", "Batch timeout",
-                        "With batch-size > 1: how long the first frame of a batch waits for the other "
-                        "streams' frames, in milliseconds; then the batch runs with the frames it has. The "
+                        "With batch-size > 1: how long a frame waits in a batch for the other streams' "
+                        "frames, in milliseconds; the batch runs with the frames it has when the shortest "
+                        "timeout of its elements is up (at once when one of them flushes or stops). The "
                         "most latency batching adds to a frame beyond the batch's run.",
                         0, 60000, infer::kDefaultBatchTimeoutMs,
                         static_cast<GParamFlags>(rw | GST_PARAM_MUTABLE_PLAYING)));
