@@ -118,6 +118,34 @@ GST_START_TEST(test_a_stream_ending_or_flushing_never_stalls_the_others) {
 }
 GST_END_TEST;
 
+// Streams of different frame rates (30 and 10 a second) batch when their frames meet and run
+// alone when they do not: every frame of both comes out, right and in order.
+GST_START_TEST(test_streams_of_different_rates_each_get_every_frame) {
+  GstElement* a = batching_infer(2, 20);
+  GstElement* b = batching_infer(2, 20);
+  GstHarness* ha = harness_of(a, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
+  GstHarness* hb = harness_of(b, "tensor/x-raw, dtype=float32, shape=(int)<1,4>");
+  std::vector<std::vector<float>> sent_b;
+  for (int k = 0; k < 9; ++k) {
+    const GstClockTime pts = static_cast<GstClockTime>(k) * GST_SECOND / 30;
+    const auto x = rows_from(static_cast<float>(k), 1);
+    fail_unless_equals_int(gst_harness_push(ha, float_buffer(x, pts)), GST_FLOW_OK);
+    if (k % 3 == 0) {
+      sent_b.push_back(rows_from(50.f + static_cast<float>(k), 1));
+      fail_unless_equals_int(gst_harness_push(hb, float_buffer(sent_b.back(), pts)), GST_FLOW_OK);
+    }
+    expect_output(ha, x, pts);
+  }
+  for (std::size_t i = 0; i < sent_b.size(); ++i)
+    expect_output(hb, sent_b[i], static_cast<GstClockTime>(3 * i) * GST_SECOND / 30);
+  fail_unless_equals_uint64(prop_u64(a, "frames-processed"), 9);
+  fail_unless_equals_uint64(prop_u64(b, "frames-processed"), 3);
+  fail_unless(prop_u64(a, "frames-batched") <= 3);  // at most the frames b had
+  for (GstHarness* h : {ha, hb}) gst_harness_teardown(h);
+  for (GstElement* e : {a, b}) gst_object_unref(e);
+}
+GST_END_TEST;
+
 // two_outputs.onnx takes x float32[1,4]: no batch dim to join frames along. A warning names the
 // input and every frame runs alone, right; its max-shape is taken as it is (not widened for a
 // batch, which a static dim refuses).
@@ -186,6 +214,7 @@ static Suite* weaveinfer_batch_suite(void) {
   suite_add_tcase(s, tc);
   tcase_add_test(tc, test_two_streams_batch_and_each_gets_its_own_rows);
   tcase_add_test(tc, test_a_stream_ending_or_flushing_never_stalls_the_others);
+  tcase_add_test(tc, test_streams_of_different_rates_each_get_every_frame);
   tcase_add_test(tc, test_a_fixed_first_dim_warns_and_runs_alone);
   tcase_add_test(tc, test_a_flush_does_not_wait_for_the_batch_timeout);
   return s;
