@@ -2,6 +2,7 @@
 // the per-operator aggregation on a real executor.
 #define BOOST_TEST_MODULE time_evaluator
 #include <boost/test/unit_test.hpp>
+#include <set>
 #include <string>
 
 #include "core/kernels/registry.h"
@@ -156,6 +157,13 @@ BOOST_AUTO_TEST_CASE(measuring_an_executor_aggregates_every_timed_run) {
   BOOST_TEST(ex->stats().runs - runs_before == 8u);
   BOOST_TEST_REQUIRE(r->operators.size() == 3u);  // Conv, Relu, Add (Shape is folded)
   for (const auto& op : r->operators) BOOST_TEST(op.calls == 6u);
-  BOOST_TEST(r->operators[0].op == "Conv");  // the slowest
+  // Slowest first. Which op is slowest on a 6x6 map is the machine's business (the Add has beaten
+  // the Conv on a busy one), so only the order and the ops are checked.
+  std::set<std::string> ops;
+  for (std::size_t i = 0; i < r->operators.size(); ++i) {
+    ops.insert(r->operators[i].op);
+    if (i > 0) BOOST_TEST(r->operators[i - 1].total_ms >= r->operators[i].total_ms);
+  }
+  BOOST_TEST((ops == std::set<std::string>{"Add", "Conv", "Relu"}));
   BOOST_TEST(r->min_ms > 0.0);
 }
