@@ -200,22 +200,18 @@ static std::string load_error(const WeaveInferImpl* impl) {
 // ---------------------------------------------------------------------------------------------
 // State changes
 
-// The batch group of the model, or null (with a warning) when an input has a fixed first dim.
+// The batch group of the model, or null with a warning when the model cannot batch (the group
+// says why: core/stream/batch_group.h).
 static std::shared_ptr<weave::stream::BatchGroup> join_batch(
     GstWeaveInfer* self, const std::shared_ptr<const weave::Factory>& factory, int batch_size) {
-  for (int i = 0; i < factory->num_inputs(); ++i) {
-    const weave::TensorInfo& in = factory->input_info(i);
-    if (in.shape.empty() || in.shape[0] != weave::kDynamic) {
-      GST_ELEMENT_WARNING(
-          self, STREAM, FORMAT, ("batch-size=%d ignored: frames run alone.", batch_size),
-          ("model input '%s' has shape %s: its first dim is not dynamic, so frames of several "
-           "streams cannot be joined along it",
-           in.name.c_str(), weave::shape_str(in.shape, in.dim_names).c_str()));
-      return nullptr;
-    }
+  auto group = weave::stream::BatchGroup::join(factory, batch_size);
+  if (const std::string why = group->unbatchable(); !why.empty()) {
+    GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("batch-size=%d ignored: frames run alone.", batch_size),
+                        ("%s", why.c_str()));
+    return nullptr;
   }
   GST_INFO_OBJECT(self, "batching up to %d frames with the other elements of this model", batch_size);
-  return weave::stream::BatchGroup::join(factory, batch_size);
+  return group;
 }
 
 static bool prepare_to_run(GstWeaveInfer* self) {

@@ -180,10 +180,11 @@ static bool skip_set(GstWeaveInfer* self, const std::vector<Payload>& inputs) {
   return true;
 }
 
-// Once per start: the model's outputs turned out not to keep the batch in their first dim.
+// Once per start, after a frame that ran alone: the group stopped batching (the model's outputs
+// turned out not to keep the batch first, or a batch failed where its frames ran alone).
 static void warn_unbatchable(GstWeaveInfer* self) {
   WeaveInferImpl* impl = self->impl.get();
-  if (!impl->batch || impl->warned_unbatchable) return;
+  if (impl->warned_unbatchable) return;
   const std::string why = impl->batch->unbatchable();
   if (why.empty()) return;
   impl->warned_unbatchable = true;
@@ -208,13 +209,15 @@ static GstFlowReturn run_set(GstWeaveInfer* self, const std::vector<Payload>& in
       int batch_frames = 1;
       const std::chrono::milliseconds timeout(impl->batch_timeout_ms.load());
       out_dims = impl->batch->run(*impl->frames, frames, outs, timeout, *impl->stats, &batch_frames);
-      if (batch_frames > 1) ++impl->batched;
+      if (batch_frames > 1)
+        ++impl->batched;
+      else
+        warn_unbatchable(self);
     } else {
       out_dims = impl->frames->run(frames, outs);
     }
     outs.unmap_all();
   }
-  warn_unbatchable(self);
   if (!out_dims) {
     GST_ELEMENT_ERROR(self, STREAM, FAILED, ("%s", out_dims.message().c_str()), (nullptr));
     return GST_FLOW_ERROR;

@@ -51,6 +51,15 @@ bool same_rows_shape(std::span<const InputFrame> a, std::span<const InputFrame> 
   return true;
 }
 
+// One frame run alone, counted in its stream's statistics.
+Expected<std::vector<Dims>> run_counted(FrameRunner& runner, std::span<const InputFrame> inputs,
+                                        OutputSink& outputs, FrameStats& stats) {
+  RunCost cost;
+  auto r = runner.run(inputs, outputs, &cost);
+  if (r) stats.add(cost);
+  return r;
+}
+
 void ensure_size(AlignedBuffer& b, std::size_t bytes) {
   if (b.size() < bytes) b = AlignedBuffer(bytes, false);
 }
@@ -87,7 +96,7 @@ BatchGroup::BatchGroup(std::shared_ptr<const Factory> factory, int size)
   for (int i = 0; i < f.num_inputs(); ++i) {
     const TensorInfo& in = f.input_info(i);
     if (in.shape.empty() || in.shape[0] != kDynamic) {
-      unbatchable_ = "input '" + in.name + "' has shape " + shape_str(in.shape) +
+      unbatchable_ = "model input '" + in.name + "' has shape " + shape_str(in.shape) +
                      ": its first dim is not dynamic, so frames cannot be joined along it; frames run alone";
       return;
     }
@@ -141,15 +150,9 @@ Expected<std::vector<Dims>> BatchGroup::run(FrameRunner& runner, std::span<const
   std::unique_lock lock(lock_);
   const bool alone = size_ < 2 || me.rows == 0 || !unbatchable_.empty() ||
                      (open_ && !same_rows_shape(open_->members[0]->inputs, inputs));
-  const auto alone_run = [&] {
-    RunCost cost;
-    auto r = runner.run(inputs, outputs, &cost);
-    if (r) stats.add(cost);
-    return r;
-  };
   if (alone) {
     lock.unlock();
-    return alone_run();
+    return run_counted(runner, inputs, outputs, stats);
   }
 
   const auto due = std::chrono::steady_clock::now() + timeout;
@@ -176,7 +179,7 @@ Expected<std::vector<Dims>> BatchGroup::run(FrameRunner& runner, std::span<const
   const auto n = batch->members.size();
   if (n == 1) {
     lock.unlock();
-    return alone_run();
+    return run_counted(runner, inputs, outputs, stats);
   }
   std::unique_ptr<Scratch> scratch = take_scratch();
   lock.unlock();
@@ -211,11 +214,12 @@ void BatchGroup::wake() {
 }
 
 void BatchGroup::run_alone(FrameRunner& runner, Batch& batch) {
-  for (Member* m : batch.members) {
-    RunCost cost;
-    m->result = runner.run(m->inputs, *m->outputs, &cost);
-    if (m->result->ok()) m->stats->add(cost);
-  }
+  for (Member* m : batch.members) m->result = run_counted(runner, m->inputs, *m->outputs, *m->stats);
+}
+
+void BatchGroup::stop_batching(std::string why) {
+  std::lock_guard lock(lock_);
+  unbatchable_ = std::move(why);
 }
 
 bool BatchGroup::run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch) {
@@ -229,8 +233,10 @@ bool BatchGroup::run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch) 
   int64_t rows = 0;
   for (const Member* m : members) rows += m->rows;
   // Gather: member after member along the first dim.
-  std::vector<InputFrame> gathered(n_in);
-  std::vector<std::size_t> member_bytes(members.size(), 0);
+  std::vector<InputFrame>& gathered = scratch.gathered;
+  std::vector<std::size_t>& member_bytes = scratch.member_bytes;
+  gathered.resize(n_in);
+  member_bytes.assign(members.size(), 0);
   for (std::size_t i = 0; i < n_in; ++i) {
     std::size_t total = 0;
     for (const Member* m : members) total += m->inputs[i].view.bytes();
@@ -254,29 +260,25 @@ bool BatchGroup::run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch) 
   if (!dims) {
     // The frames may still run alone (a batch's memory is larger); if they do, stop batching.
     run_alone(runner, batch);
-    if (std::all_of(members.begin(), members.end(), [](const Member* m) { return m->result->ok(); })) {
-      std::lock_guard lock(lock_);
-      unbatchable_ = "a batch of " + std::to_string(members.size()) + " frames failed (" + dims.message() +
-                     ") where each frame alone ran; frames run alone";
-    }
+    if (std::all_of(members.begin(), members.end(), [](const Member* m) { return m->result->ok(); }))
+      stop_batching("a batch of " + std::to_string(members.size()) + " frames failed (" + dims.message() +
+                    ") where each frame alone ran; frames run alone");
     return false;
   }
   for (std::size_t k = 0; k < n_out; ++k) {
     const Dims& d = (*dims)[k];
     if (d.rank() == 0 || d[0] != rows) {
-      {
-        std::lock_guard lock(lock_);
-        unbatchable_ = "output '" + model.output_info(static_cast<int>(k)).name + "' has dims " +
-                       shape_str(d.span()) + " for a batch of " + std::to_string(rows) +
-                       " rows: its first dim is not the batch, so a batch cannot be split; frames run alone";
-      }
+      stop_batching("output '" + model.output_info(static_cast<int>(k)).name + "' has dims " +
+                    shape_str(d.span()) + " for a batch of " + std::to_string(rows) +
+                    " rows: its first dim is not the batch, so a batch cannot be split; frames run alone");
       run_alone(runner, batch);
       return false;
     }
   }
 
   // Split: each member's rows of every output into its own memory.
-  std::vector<std::size_t> row_bytes(n_out);
+  std::vector<std::size_t>& row_bytes = scratch.row_bytes;
+  row_bytes.resize(n_out);
   for (std::size_t k = 0; k < n_out; ++k)
     row_bytes[k] = static_cast<std::size_t>((*dims)[k].numel() / rows) *
                    dtype_size(model.output_info(static_cast<int>(k)).dtype);

@@ -71,12 +71,15 @@ class BatchGroup {
   // once they are large enough).
   struct Scratch {
     std::vector<AlignedBuffer> inputs, outputs;
+    std::vector<InputFrame> gathered;                  // the batch's inputs, over `inputs`
+    std::vector<std::size_t> member_bytes, row_bytes;  // input bytes per member, output bytes per row
   };
 
   // Runs a batch of two or more frames and sets every member's result; false when the frames
   // ran one by one instead (the batch failed or could not be split).
   bool run_batch(FrameRunner& runner, Batch& batch, Scratch& scratch);
   void run_alone(FrameRunner& runner, Batch& batch);
+  void stop_batching(std::string why);
   [[nodiscard]] std::unique_ptr<Scratch> take_scratch();  // call with lock_ held
 
   std::shared_ptr<const Factory> factory_;  // keeps the key's address from being reused
