@@ -339,18 +339,27 @@ class LayoutPass {
     return true;
   }
 
+  // The values of a 1-D int64 or int32 param (axes); false for anything else.
+  [[nodiscard]] bool param_ints(int32_t v, std::vector<int64_t>& out) const {
+    if (!is_param(g_, v) || g_.values[v].shape.size() != 1) return false;
+    const ConstTensorView a = param_view(g_, v);
+    if (a.dtype == DType::int64)
+      out.assign(a.as<int64_t>(), a.as<int64_t>() + a.numel());
+    else if (a.dtype == DType::int32)
+      out.assign(a.as<int32_t>(), a.as<int32_t>() + a.numel());
+    else
+      return false;
+    return true;
+  }
+
   // The spatial axes of a ReduceMean / ReduceMax, from the `axes` attribute or a constant input
   // 1: whether they are exactly H and W of a 4-D value.
   [[nodiscard]] bool reduces_hw(const Node& n) const {
     std::vector<int64_t> axes;
     if (n.attrs.has("axes")) {
       axes = n.attrs.get_ints("axes");
-    } else if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
-      const int32_t v = n.inputs[1];
-      if (!is_param(g_, v) || g_.values[v].dtype != DType::int64 || g_.values[v].shape.size() != 1)
-        return false;
-      const ConstTensorView a = param_view(g_, v);
-      axes.assign(a.as<int64_t>(), a.as<int64_t>() + a.numel());
+    } else if (n.inputs.size() > 1 && n.inputs[1] != kNoValue && !param_ints(n.inputs[1], axes)) {
+      return false;
     }
     if (axes.size() != 2) return false;
     for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
@@ -405,15 +414,7 @@ class LayoutPass {
     if (n.inputs.size() < 3 || n.inputs[1] < 0 || n.inputs[2] < 0) return false;
     std::vector<int64_t> axes;
     if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) {
-      const int32_t v = n.inputs[3];
-      if (!is_param(g_, v) || g_.values[v].shape.size() != 1) return false;
-      const ConstTensorView a = param_view(g_, v);
-      if (a.dtype == DType::int64)
-        axes.assign(a.as<int64_t>(), a.as<int64_t>() + a.numel());
-      else if (a.dtype == DType::int32)
-        axes.assign(a.as<int32_t>(), a.as<int32_t>() + a.numel());
-      else
-        return false;
+      if (!param_ints(n.inputs[3], axes)) return false;
     } else {
       const Value& st = g_.values[n.inputs[1]];
       if (!st.rank_known || st.shape.size() != 1 || st.shape[0] < 0 || st.shape[0] > 4) return false;
