@@ -11,8 +11,8 @@
 // may point at the packages).
 const fs = require('fs');
 const path = require('path');
-const { Worker, isMainThread, parentPort, workerData } = require('worker_threads');
-const { ort } = require('./ort_common');
+const { isMainThread, parentPort, workerData } = require('worker_threads');
+const { ort, runWorkers } = require('./ort_common');
 
 const root = path.resolve(__dirname, '..');
 const sharp = require(process.env.SHARP_NODE || path.join(root, 'third_party/npm/node_modules/sharp'));
@@ -78,31 +78,19 @@ if (!isMainThread) {
     process.exit(2);
   }
   (async () => {
-    const workers = [];
-    const ready = [];
-    for (let k = 0; k < streams; k++) {
-      const w = new Worker(__filename, { workerData: { model, framesDir, frames, size } });
-      workers.push(w);
-      ready.push(new Promise((resolve, reject) => {
-        w.once('message', (m) => (m.error ? reject(new Error(m.error)) : resolve()));
-        w.once('error', reject);
-      }));
-    }
-    await Promise.all(ready);
-    const done = workers.map((w) => new Promise((resolve, reject) => {
-      w.on('message', (m) => (m.error ? reject(new Error(m.error)) : m.done && resolve(m.ms)));
-    }));
-    const t0 = nowMs(), cpu0 = process.cpuUsage();
-    for (const w of workers) w.postMessage('go');
-    const perStream = await Promise.all(done);
-    const wallS = (nowMs() - t0) / 1e3;
-    const cpu = process.cpuUsage(cpu0);
-    const cpuS = (cpu.user + cpu.system) / 1e6;
-    console.log(JSON.stringify({
-      bench: 'ort_camera', peer: 'onnxruntime', model, streams, frames_per_stream: frames, size,
-      wall_s: wallS, cpu_s: cpuS, cpu_per_wall: cpuS / wallS, total_fps: (streams * frames) / wallS,
-      per_stream_ms: perStream,
-    }));
-    for (const w of workers) await w.terminate();
+    let t0, cpu0;
+    await runWorkers(
+      __filename, Array.from({ length: streams }, () => ({ model, framesDir, frames, size })),
+      () => { t0 = nowMs(); cpu0 = process.cpuUsage(); },
+      (perStream) => {
+        const wallS = (nowMs() - t0) / 1e3;
+        const cpu = process.cpuUsage(cpu0);
+        const cpuS = (cpu.user + cpu.system) / 1e6;
+        console.log(JSON.stringify({
+          bench: 'ort_camera', peer: 'onnxruntime', model, streams, frames_per_stream: frames, size,
+          wall_s: wallS, cpu_s: cpuS, cpu_per_wall: cpuS / wallS, total_fps: (streams * frames) / wallS,
+          per_stream_ms: perStream,
+        }));
+      });
   })().catch((e) => { console.error(`ort_camera: ${e.message}`); process.exit(1); });
 }

@@ -16,4 +16,29 @@ function makeFeeds(specs) {
   return feeds;
 }
 
-module.exports = { ort, makeFeeds };
+// One worker_thread per entry of `data`, running `file` with that workerData: each posts
+// {ready: true} once warmed up, then {done: true, ms} after it is told 'go' (or {error}). Waits
+// until every worker is ready, calls onStart() right before telling them all to go and
+// onEnd(ms per worker) when all are done, while the workers still live (their threads' CPU time
+// can still be read); then terminates them.
+async function runWorkers(file, data, onStart, onEnd) {
+  const { Worker } = require('worker_threads');
+  const workers = data.map((workerData) => new Worker(file, { workerData }));
+  try {
+    await Promise.all(workers.map((w) => new Promise((resolve, reject) => {
+      w.once('message', (m) => (m.error ? reject(new Error(m.error)) : resolve()));
+      w.once('error', reject);
+    })));
+    const done = workers.map((w) => new Promise((resolve, reject) => {
+      w.on('message', (m) => (m.error ? reject(new Error(m.error)) : m.done && resolve(m.ms)));
+      w.on('error', reject);
+    }));
+    onStart();
+    for (const w of workers) w.postMessage('go');
+    onEnd(await Promise.all(done));
+  } finally {
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+}
+
+module.exports = { ort, makeFeeds, runWorkers };

@@ -16,8 +16,8 @@
 // least 10% of its CPU work (from /proc/self/task/*/stat): S in workers mode, 1 in async mode.
 // ORT_NODE may point at the onnxruntime-node package (see bench/ort_common.js).
 const fs = require('fs');
-const { Worker, isMainThread, parentPort, workerData } = require('worker_threads');
-const { ort, makeFeeds } = require('./ort_common');
+const { isMainThread, parentPort, workerData } = require('worker_threads');
+const { ort, makeFeeds, runWorkers } = require('./ort_common');
 
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 const sessionOptions = { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' };
@@ -105,25 +105,9 @@ if (!isMainThread) {
       report(t0, cpu0, ticks0, perStream);
       return;
     }
-    const workers = [];
-    const ready = [];
-    for (let k = 0; k < streams; k++) {
-      const w = new Worker(__filename, { workerData: { model, specs, frames } });
-      workers.push(w);
-      ready.push(new Promise((resolve, reject) => {
-        w.once('message', (m) => (m.error ? reject(new Error(m.error)) : resolve()));
-        w.once('error', reject);
-      }));
-    }
-    await Promise.all(ready);
-    const done = workers.map((w) => new Promise((resolve, reject) => {
-      w.on('message', (m) => (m.error ? reject(new Error(m.error)) : m.done && resolve(m.ms)));
-      w.on('error', reject);
-    }));
-    const ticks0 = threadTicks(), t0 = nowMs(), cpu0 = process.cpuUsage();
-    for (const w of workers) w.postMessage('go');
-    const perStream = await Promise.all(done);
-    report(t0, cpu0, ticks0, perStream);
-    await Promise.all(workers.map((w) => w.terminate()));
+    let ticks0, t0, cpu0;
+    await runWorkers(__filename, Array.from({ length: streams }, () => ({ model, specs, frames })),
+      () => { ticks0 = threadTicks(); t0 = nowMs(); cpu0 = process.cpuUsage(); },
+      (perStream) => report(t0, cpu0, ticks0, perStream));
   })().catch((e) => { console.error(String(e)); process.exit(1); });
 }
