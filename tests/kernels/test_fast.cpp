@@ -194,6 +194,39 @@ BOOST_AUTO_TEST_CASE(conv_every_block_height_matches_reference) {
   }
 }
 
+// Dilated windows over maps not much wider than they are (DeepLab's rate-12 3x3 over 20x20), and
+// padding wider than the window: the GEMM skips the taps of a block whose every row reads the
+// padding (impl_conv_gemm.h, skip_padding_taps), down to none for pixels wholly in the padding.
+// Few channels take the window-row mode (dilated down the rows only), the others the taps.
+BOOST_AUTO_TEST_CASE(conv_dilated_over_small_maps_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 40; ++i) {
+    const int64_t c = r.pick({3, 8, 16, 40}), m = r.pick({5, 16, 33});
+    const int64_t k = r.pick({3, 5}), dh = r.pick({3, 6, 12}), dw = i % 4 == 0 ? 1 : r.pick({2, 6, 12});
+    const int64_t h = r.range(2, 25), w = r.range(2, 25);
+    // "Same" padding, or up to 3 more: rows and columns of outputs that see only the padding.
+    const int64_t extra = i % 3 == 0 ? r.range(0, 4) : 0;
+    const int64_t ph = dh * (k / 2) + extra, pw = dw * (k / 2) + extra;
+    KernelCase kc;
+    kc.op = "Conv";
+    kc.attrs.set("kernel_shape", std::vector<int64_t>{k, k});
+    kc.attrs.set("dilations", std::vector<int64_t>{dh, dw});
+    kc.attrs.set("pads", std::vector<int64_t>{ph, pw, ph, pw});
+    kc.attrs.set("activation", std::string(i % 2 == 0 ? "Relu" : "Sigmoid"));
+    const uint32_t seed = static_cast<uint32_t>(9000 + 3 * i);
+    kc.inputs.push_back(random_f32(Dims{r.pick({1, 2}), c, h, w}, seed));
+    kc.inputs.push_back(random_f32(Dims{m, c, k, k}, seed + 1));
+    kc.inputs.push_back(random_f32(Dims{m}, seed + 2));
+    kc.constant = {false, true, true};
+    compare(kc, {0}, 3e-5 * std::max(1.0, static_cast<double>(c * k * k) / 1000.0),
+            "dilated case " + std::to_string(i) + ": x " + shape_str(kc.inputs[0].dims().span()) + " w " +
+                shape_str(kc.inputs[1].dims().span()) + " d" + std::to_string(dh) + "x" + std::to_string(dw) +
+                " pads " + std::to_string(ph) + "," + std::to_string(pw),
+            1 + i % 2);
+  }
+}
+
 // Images big enough for several blocks of tiles per thread, so that each thread takes whole
 // blocks through the three phases in its own scratch lane (impl_winograd.h), at 2 and 3 threads.
 BOOST_AUTO_TEST_CASE(conv_winograd_lanes_match_reference) {

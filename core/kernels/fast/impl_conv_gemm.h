@@ -62,6 +62,11 @@ struct Tile {
   const float* const* a;  // [taps][kMR] row addresses
   int64_t taps, depth;    // depth = channels per tap
   const float* b;         // panel: [taps][depth][nv * W]
+  // The panel's taps that the `taps` rows of `a` are, when some were skipped (every row of the
+  // block reads the padding there); null: taps 0 .. taps - 1. tap_stride: floats of one tap of
+  // the panel (depth * nv * W).
+  const int16_t* tap_ids = nullptr;
+  int64_t tap_stride = 0;
   float* y;
   int64_t ldy;
   int rows;      // valid rows (<= the kernel's MR)
@@ -111,6 +116,7 @@ __attribute__((always_inline)) inline void accumulate(V (&acc)[MR][NV], const Ti
   const float* b = t.b;
   const int64_t depth = t.depth;
   for (int64_t tap = 0; tap < t.taps; ++tap) {
+    if (t.tap_ids != nullptr) b = t.b + t.tap_ids[tap] * t.tap_stride;
     const float* const* ar = t.a + tap * kMR;
     const float* a[MR];
 #pragma GCC unroll 16
@@ -258,6 +264,24 @@ inline void gemv_panels(const float* a, int64_t depth, const float* b, int64_t p
     }
 }
 
+// Drops the taps of a block whose every row reads the padding (they add nothing): moves the
+// row addresses of the others to the front of `ab` and lists their tap numbers in `ids`.
+// Returns how many taps are left. A dilated convolution over a map not much wider than its
+// window (DeepLab's rate-12 3x3 over 20x20) reads the padding for most of its taps.
+inline int64_t skip_padding_taps(const float** ab, int64_t taps, const float* zeros, int16_t* ids) {
+  int64_t n = 0;
+  for (int64_t tap = 0; tap < taps; ++tap) {
+    const float** rows = ab + tap * kMR;
+    bool pad = true;
+    for (int r = 0; r < kMR && pad; ++r) pad = rows[r] == zeros;
+    if (pad) continue;
+    if (n != tap)
+      for (int r = 0; r < kMR; ++r) ab[n * kMR + r] = rows[r];
+    ids[n++] = static_cast<int16_t>(tap);
+  }
+  return n;
+}
+
 inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
   const int64_t P = g.OH * g.OW, taps = g.KH * g.KW;
   const int64_t panels = (g.Mg + kNR - 1) / kNR;
@@ -346,6 +370,8 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
 
   par.for_range(items * splits, grain_for(par, items * splits, work), [&](int64_t t0, int64_t t1) {
     const float* addr[kMaxAddr];
+    int16_t ids[kMaxAddr / kMR];  // the taps each block keeps (skip_padding_taps)
+    int64_t kept[kMaxChunk];      // how many
     alignas(64) float border[kRowFloats];
     alignas(64) float spill[kMR * kNR];
     int64_t used = 0;  // floats of `border` taken by this task
@@ -402,6 +428,7 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
             }
           }
         }
+        kept[blk - b0] = direct ? ttaps : skip_padding_taps(ab, ttaps, g.zeros, ids + (blk - b0) * ttaps);
       }
       const int64_t j0 = split * per_split, j1 = j0 + per_split < panels ? j0 + per_split : panels;
       const float* wg = g.w + gi * g.layout.group_floats;
@@ -421,6 +448,9 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
         for (int64_t blk = b0; blk < b1; ++blk) {
           const int64_t p0 = bl.first(blk);
           t.a = addr + (blk - b0) * ttaps * kMR;
+          t.taps = kept[blk - b0];
+          t.tap_ids = t.taps < ttaps ? ids + (blk - b0) * ttaps : nullptr;
+          t.tap_stride = depth * (cols > Simd::W ? kNR : Simd::W);
           t.rows = bl.rows(blk);
           t.y = g.y + n * g.y_image + p0 * g.ldy + gi * g.Mg + col0;
           t.res =
