@@ -1,4 +1,9 @@
 #define BOOST_TEST_MODULE kernel_resize
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <tuple>
+
 #include "tests/kernels/test_util.h"
 
 using namespace weave;
@@ -83,6 +88,56 @@ BOOST_AUTO_TEST_CASE(linear_threads_agree_and_identity) {
   auto r = run_kernel(id);
   REQUIRE_OK(r);
   BOOST_CHECK_EQUAL(max_abs_diff((*r)[0], random_f32({1, 2, 3, 4}, 5)), 0.0);
+}
+
+// Bilinear (half_pixel) against the formula, for upscales, downscales and mixes, several planes,
+// 1 to 3 threads: rows of the output within 2048 floats go through the pass that interpolates
+// each input row across once and blends two cached rows (ref/resize.cpp), wider ones the
+// per-output loop.
+BOOST_AUTO_TEST_CASE(linear_half_pixel_matches_the_formula) {
+  const std::array<std::array<int64_t, 4>, 6> cases = {{
+      {20, 20, 320, 320},
+      {7, 9, 3, 4},
+      {5, 40, 17, 6},
+      {1, 3, 6, 1},
+      {9, 2, 9, 2050},
+      {3, 2100, 8, 2048},
+  }};
+  auto source = [](int64_t o, int64_t in, int64_t out) {
+    const double x =
+        (static_cast<double>(o) + 0.5) * static_cast<double>(in) / static_cast<double>(out) - 0.5;
+    const double c = std::clamp(x, 0.0, static_cast<double>(in - 1));
+    const auto i0 = static_cast<int64_t>(std::floor(c));
+    return std::tuple<int64_t, int64_t, double>{i0, std::min(i0 + 1, in - 1), c - static_cast<double>(i0)};
+  };
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const auto [ih, iw, oh, ow] = cases[c];
+    const int64_t planes = 3;
+    Tensor x = random_f32({1, planes, ih, iw}, static_cast<uint32_t>(40 + c));
+    KernelCase k =
+        resize_sizes(random_f32({1, planes, ih, iw}, static_cast<uint32_t>(40 + c)), {1, planes, oh, ow});
+    k.attrs.set("mode", std::string("linear"));
+    std::vector<float> want(static_cast<std::size_t>(planes * oh * ow));
+    const float* xv = x.as<float>();
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t h = 0; h < oh; ++h) {
+        const auto [h0, h1, lh] = source(h, ih, oh);
+        for (int64_t w = 0; w < ow; ++w) {
+          const auto [w0, w1, lw] = source(w, iw, ow);
+          auto at = [&](int64_t r, int64_t q) { return static_cast<double>(xv[(p * ih + r) * iw + q]); };
+          const double top = at(h0, w0) + (at(h0, w1) - at(h0, w0)) * lw;
+          const double bot = at(h1, w0) + (at(h1, w1) - at(h1, w0)) * lw;
+          want[static_cast<std::size_t>((p * oh + h) * ow + w)] = static_cast<float>(top + (bot - top) * lh);
+        }
+      }
+    for (int threads = 1; threads <= 3; ++threads) {
+      auto r = run_kernel(k, "", threads);
+      REQUIRE_OK(r);
+      BOOST_TEST_CONTEXT("case " << c << " threads " << threads) {
+        check_close((*r)[0], want, 1e-5);
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(upsample_opset9) {

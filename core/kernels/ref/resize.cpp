@@ -36,6 +36,10 @@ using kern::make_kernel;
 
 using Made = Expected<std::unique_ptr<Kernel>>;
 
+// Output rows up to this many floats go through the cached-row bilinear pass (two rows on the
+// stack of each task).
+constexpr int64_t kCachedRow = 2048;
+
 class ResizeKernel final : public Kernel {
  public:
   explicit ResizeKernel(ResizeSpec spec) : spec_(spec) {}
@@ -107,6 +111,35 @@ class ResizeKernel final : public Kernel {
     const int64_t H = out[r - 2], inH = xd[r - 2], inW = xd[r - 1];
     const auto& mh = maps[r - 2];
     const auto& mw = maps[r - 1];
+    if (W <= kCachedRow) {
+      // Each input row is interpolated across once into one of two cached rows, and an output
+      // row blends the two it lies between: an upscale (a segmentation head's 20x20 -> 320x320)
+      // reads each cached row for many output rows, a contiguous pass the compiler vectorizes,
+      // instead of four gathered reads per output. The same arithmetic as the loop below.
+      ctx.parallel.for_range(rows, 16, [&](int64_t r0, int64_t r1) {
+        float cache[2][kCachedRow];
+        int64_t key[2] = {-1, -1};  // plane * inH + input row held by each slot
+        auto across = [&](int64_t k, int64_t other) -> const float* {
+          for (int s = 0; s < 2; ++s)
+            if (key[s] == k) return cache[s];
+          const int s = key[0] == other ? 1 : 0;
+          const float* a = x + k * inW;
+          for (int64_t j = 0; j < W; ++j) cache[s][j] = a[mw.i0[j]] + (a[mw.i1[j]] - a[mw.i0[j]]) * mw.lam[j];
+          key[s] = k;
+          return cache[s];
+        };
+        for (int64_t row = r0; row < r1; ++row) {
+          const int64_t plane = row / H, oh = row % H;
+          const int64_t ka = plane * inH + mh.i0[oh], kb = plane * inH + mh.i1[oh];
+          const float* top = across(ka, -1);
+          const float* bot = across(kb, ka);
+          const float lh = mh.lam[oh];
+          float* yr = y + row * W;
+          for (int64_t j = 0; j < W; ++j) yr[j] = top[j] + (bot[j] - top[j]) * lh;
+        }
+      });
+      return;
+    }
     ctx.parallel.for_range(rows, 16, [&](int64_t r0, int64_t r1) {
       for (int64_t row = r0; row < r1; ++row) {
         const int64_t plane = row / H, oh = row % H;
