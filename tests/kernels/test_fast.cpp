@@ -227,6 +227,74 @@ BOOST_AUTO_TEST_CASE(conv_dilated_over_small_maps_matches_reference) {
   }
 }
 
+// Gather along the last axis by constant indices: the fast kernel moves each output vector from
+// one or two windows of the row by a lane permutation, or lane by lane where no two windows
+// hold it (gather_fast.cpp). Against the reference, exactly: channel shuffles of 2 to 4 groups,
+// random permutations, reversals, selections with repeats and with negative and out-of-range
+// indices (wrapped once, then clamped, as the reference does), rows of 1 to 300, ranks 1 to 4,
+// int64 and int32 indices, 1 to 3 threads.
+BOOST_AUTO_TEST_CASE(gather_last_axis_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 80; ++i) {
+    const int64_t n = r.pick({1, 3, 7, 8, 16, 17, 58, 116, 232, 300});
+    std::vector<int64_t> idx;
+    switch (i % 4) {
+      case 0: {  // a channel shuffle of g groups
+        int64_t g = r.pick({2, 3, 4});
+        if (n % g != 0) g = 1;
+        for (int64_t j = 0; j < n; ++j) idx.push_back((j % g) * (n / g) + j / g);
+        break;
+      }
+      case 1:  // a random permutation
+        for (int64_t j = 0; j < n; ++j) idx.push_back(j);
+        std::shuffle(idx.begin(), idx.end(), r.g);
+        break;
+      case 2:  // reversed
+        for (int64_t j = 0; j < n; ++j) idx.push_back(n - 1 - j);
+        break;
+      default:  // a selection: repeats, negative and out-of-range indices
+        for (int64_t j = 0, k = r.range(1, 2 * n + 5); j < k; ++j) idx.push_back(r.range(-n - 3, n + 2));
+        break;
+    }
+    const int rank = static_cast<int>(r.range(1, 4));
+    std::vector<int64_t> dims;
+    for (int d = 0; d + 1 < rank; ++d) dims.push_back(r.range(1, 5));
+    dims.push_back(n);
+    const auto k = static_cast<int64_t>(idx.size());
+    KernelCase kc;
+    kc.op = "Gather";
+    kc.attrs.set("axis", int64_t{i % 2 == 0 ? -1 : rank - 1});
+    kc.inputs.push_back(random_f32(Dims(std::span<const int64_t>(dims)), static_cast<uint32_t>(500 + i)));
+    if (i % 3 == 0) {
+      std::vector<int32_t> i32(idx.begin(), idx.end());
+      kc.inputs.push_back(Tensor::from<int32_t>(Dims{k}, i32));
+    } else {
+      kc.inputs.push_back(make_i64(Dims{k}, idx));
+    }
+    kc.constant = {false, true};
+    const std::string what = "gather case " + std::to_string(i) + ": data " + shape_str(dims) + ", " +
+                             std::to_string(k) + " indices";
+    auto ref = run_kernel(kc, "reference");
+    BOOST_TEST_REQUIRE(ref.ok(), what << ": reference: " << (ref.ok() ? "" : ref.message()));
+    const int threads = 1 + i % 3;
+    auto fast = run_kernel(kc, "fast", threads);
+    BOOST_TEST_REQUIRE(fast.ok(), what << ": fast: " << (fast.ok() ? "" : fast.message()));
+    BOOST_TEST_REQUIRE((*fast)[0].dims() == (*ref)[0].dims(), what);
+    BOOST_TEST(max_abs_diff((*fast)[0], (*ref)[0]) == 0.0, what);
+  }
+  // The layout pass's shuffle names the data dims it was planned for: others are an error.
+  KernelCase kc;
+  kc.op = "Gather";
+  kc.attrs.set("axis", int64_t{3});
+  kc.attrs.set("weave_expect_dims", std::vector<int64_t>{1, 1, 2, 3});
+  kc.inputs.push_back(random_f32(Dims{1, 2, 1, 3}, 7));
+  kc.inputs.push_back(make_i64(Dims{3}, {2, 0, 1}));
+  kc.constant = {false, true};
+  auto bad = run_kernel(kc, "fast");
+  BOOST_TEST((!bad.ok() && bad.message().find("channel shuffle") != std::string::npos));
+}
+
 // Images big enough for several blocks of tiles per thread, so that each thread takes whole
 // blocks through the three phases in its own scratch lane (impl_winograd.h), at 2 and 3 threads.
 BOOST_AUTO_TEST_CASE(conv_winograd_lanes_match_reference) {

@@ -133,6 +133,18 @@ struct PoolArgs {
   bool count_include_pad = false;  // average pooling only
 };
 
+// A fixed reordering or selection of the last axis (Gather by constant indices): output vector
+// v of a row is one or two windows of W input floats permuted into place (planned once per
+// input width by plan_permute, gather_fast.cpp).
+struct PermutePlan {
+  int64_t n_in = 0, n_out = 0;
+  // Per output vector {a, len_a, b, len_b}: the windows start at a and b (b < 0: one window; a < 0:
+  // lane by lane from idx), len_* of their floats lie in the row (fewer than W: a masked load).
+  const int32_t* blocks = nullptr;
+  const int32_t* lanes = nullptr;  // per output vector, W lanes: < W from window a, >= W from b
+  const int32_t* idx = nullptr;    // n_out source indices, each in [0, n_in)
+};
+
 struct Ops {
   Isa isa = Isa::none;
   int vec = 1;  // floats per vector
@@ -160,6 +172,9 @@ struct Ops {
                               const float* b, Activation act, const Parallel&) = nullptr;
   // One LSTM cell update (core/kernels/lstm_gemm.h, LstmGemm::cell).
   void (*lstm_cell)(const float* gs, const float* gx, float* c, float* h, int64_t H) = nullptr;
+  // y[r][j] = x[r][idx[j]] over `rows` rows (PermutePlan).
+  void (*permute_rows)(const float* x, float* y, int64_t rows, const PermutePlan& p,
+                       const Parallel&) = nullptr;
   // y[i] = act(x[i]) for n floats (in place when y == x).
   void (*activate)(const float* x, float* y, int64_t n, Activation act) = nullptr;
   // n interleaved 3-channel 8-bit pixels to three planes: p_c[x] = src[3x + c] * a[c] + b[c].

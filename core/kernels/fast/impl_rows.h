@@ -135,4 +135,35 @@ inline void lstm_cell(const float* gs, const float* gx, float* c, float* h, int6
   }
 }
 
+// y[r][j] = x[r][p.idx[j]]: each output vector from one or two windows of the row by a lane
+// permutation (PermutePlan), or lane by lane where the plan found none.
+inline void permute_rows(const float* x, float* y, int64_t rows, const PermutePlan& p, const Parallel& par) {
+  const int64_t vecs = (p.n_out + Simd::W - 1) / Simd::W;
+  const double work = static_cast<double>(rows * p.n_out) * kElementWork;
+  auto window = [](const float* at, int32_t len) {
+    return len >= Simd::W ? Simd::load(at) : Simd::load(at, Simd::mask(len));
+  };
+  par.for_range(rows, grain_for(par, rows, work), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = x + r * p.n_in;
+      float* yr = y + r * p.n_out;
+      for (int64_t v = 0; v < vecs; ++v) {
+        const int32_t* b = p.blocks + 4 * v;
+        const int64_t j = v * Simd::W, left = p.n_out - j;
+        if (b[0] < 0) {
+          for (int64_t k = 0; k < (left < Simd::W ? left : Simd::W); ++k) yr[j + k] = xr[p.idx[j + k]];
+          continue;
+        }
+        const int32_t* lanes = p.lanes + j;
+        const V a = window(xr + b[0], b[1]);
+        const V o = b[2] < 0 ? Simd::permute(a, lanes) : Simd::permute2(a, window(xr + b[2], b[3]), lanes);
+        if (left >= Simd::W)
+          Simd::store(yr + j, o);
+        else
+          Simd::store(yr + j, o, Simd::mask(left));
+      }
+    }
+  });
+}
+
 }  // namespace weave::fast::WEAVE_ISA_NS

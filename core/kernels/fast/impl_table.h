@@ -29,6 +29,7 @@ inline Ops make_ops(Isa isa) {
   o.activate = &activate_array;
   o.channel_affine_rows = &channel_affine_rows;
   o.pixels_to_planes = &pixels_to_planes;
+  o.permute_rows = &permute_rows;
   return o;
 }
 

@@ -62,6 +62,7 @@ class NhwcConvKernel : public Kernel {
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_matmul(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_gemm(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_softmax(const KernelSetup& s);
+[[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_gather(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_lstm(const KernelSetup& s);
 // Elementwise unary math (unary_fast.cpp) for the ops fast_unary_ops() names; declines dtypes
 // other than float32, Clip bounds and Pow exponents that are not constants it knows.

@@ -45,6 +45,7 @@ void register_fast_kernels(KernelRegistry& r) {
   r.add("MatMul", make_fast_matmul, kPriority, "fast");
   r.add("Gemm", make_fast_gemm, kPriority, "fast");
   r.add("Softmax", make_fast_softmax, kPriority, "fast");
+  r.add("Gather", make_fast_gather, kPriority, "fast");
   r.add("LSTM", make_fast_lstm, kPriority, "fast");
   r.add("LogSoftmax", make_fast_softmax, kPriority, "fast");
   r.add("LayerNormalization", make_fast_layer_norm, kPriority, "fast");

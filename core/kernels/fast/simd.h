@@ -40,6 +40,10 @@ struct Simd {
   static V abs(V a) { return _mm512_andnot_ps(set1(-0.f), a); }
   // Lane i of the result is lane idx[i] of v (idx: W int32).
   static V permute(V v, const int32_t* idx) { return _mm512_permutexvar_ps(_mm512_loadu_si512(idx), v); }
+  // Lane i of the result: a[idx[i]] for idx[i] < W, else b[idx[i] - W].
+  static V permute2(V a, V b, const int32_t* idx) {
+    return _mm512_permutex2var_ps(a, _mm512_loadu_si512(idx), b);
+  }
   static V sign(V a) { return _mm512_and_ps(set1(-0.f), a); }  // the sign bit alone
   static V bit_or(V a, V b) { return _mm512_or_ps(a, b); }
   // a < b ? t : f (false for NaN)
@@ -101,6 +105,13 @@ struct Simd {
   static V abs(V a) { return _mm256_andnot_ps(set1(-0.f), a); }
   static V permute(V v, const int32_t* idx) {
     return _mm256_permutevar8x32_ps(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx)));
+  }
+  // Lane i of the result: a[idx[i]] for idx[i] < W, else b[idx[i] - W] (both permuted by the low
+  // three bits, then blended on bit 3 moved into the sign).
+  static V permute2(V a, V b, const int32_t* idx) {
+    const __m256i i = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx));
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(a, i), _mm256_permutevar8x32_ps(b, i),
+                            _mm256_castsi256_ps(_mm256_slli_epi32(i, 28)));
   }
   static V sign(V a) { return _mm256_and_ps(set1(-0.f), a); }
   static V bit_or(V a, V b) { return _mm256_or_ps(a, b); }
