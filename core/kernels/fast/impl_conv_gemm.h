@@ -146,8 +146,14 @@ __attribute__((always_inline)) inline void accumulate(V (&acc)[MR][NV], const Ti
 // the micro-kernel holds little more than its accumulators: with these paths inline, GCC 12
 // spilled vector registers and, short of general ones, moved row pointers through vector
 // registers in the depth loop.
-template <int NV>
-__attribute__((noinline)) void store_tile_from(const float* acc, const Tile& t) {
+template <int NV, Activation::Kind K>
+__attribute__((noinline)) void store_tile_from_k(const float* acc, const Tile& t) {
+  const Activation& a = *t.act;
+  const bool post = a.post_mul != 1.f || a.post_add != 0.f;
+  auto act = [&](V o) {
+    o = activation_of<K>(o, a);
+    return post ? Simd::fma(o, Simd::set1(a.post_mul), Simd::set1(a.post_add)) : o;
+  };
   V bias[NV];
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
@@ -166,14 +172,21 @@ __attribute__((noinline)) void store_tile_from(const float* acc, const Tile& t) 
       V o = Simd::add(Simd::load(acc + (r * NV + v) * Simd::W), bias[v]);
       if (left >= Simd::W) {
         if (rr != nullptr) o = Simd::add(o, Simd::load(rr + v * Simd::W));
-        Simd::store(yr + v * Simd::W, activate(o, *t.act));
+        Simd::store(yr + v * Simd::W, act(o));
       } else {
         const auto m = Simd::mask(left);
         if (rr != nullptr) o = Simd::add(o, Simd::load(rr + v * Simd::W, m));
-        Simd::store(yr + v * Simd::W, activate(o, *t.act), m);
+        Simd::store(yr + v * Simd::W, act(o), m);
       }
     }
   }
+}
+
+// The activation is dispatched once per tile, each kind's loop with its polynomial inline (a
+// call per vector into a switch, and exp out of line, cost SiLU more than the GEMM producing it).
+template <int NV>
+inline void store_tile_from(const float* acc, const Tile& t) {
+  with_activation(t.act->kind, [&](auto k) { store_tile_from_k<NV, decltype(k)::value>(acc, t); });
 }
 
 template <int MR, int NV>

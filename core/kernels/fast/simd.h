@@ -33,6 +33,10 @@ struct Simd {
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V recip(V d) {
+    const V r = _mm512_rcp14_ps(d);
+    return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, set1(1.f)), r);
+  }
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
   static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
@@ -98,6 +102,10 @@ struct Simd {
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static V div(V a, V b) { return _mm256_div_ps(a, b); }
+  static V recip(V d) {
+    const V r = _mm256_rcp_ps(d);
+    return _mm256_fmadd_ps(r, _mm256_fnmadd_ps(d, r, set1(1.f)), r);
+  }
   static V max(V a, V b) { return _mm256_max_ps(a, b); }
   static V min(V a, V b) { return _mm256_min_ps(a, b); }
   static V round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
@@ -143,10 +151,29 @@ struct Simd {
 
 using V = Simd::V;
 
-// e^x to about 2 ulp over the float range (range reduction by ln 2, degree-6 polynomial);
-// clamps below -87.3 (to about 1e-38) and gives +inf above 88.38 (where e^x passes 2^127.5; it
-// overflows float at 88.72). NaN in, NaN out.
-inline V exp(V x) {
+// e^x to about 2 ulp over the float range (range reduction by ln 2, degree-6 polynomial). NaN
+// in, NaN out. Inline always: the activations' loops (SiLU, GELU, sigmoid) call it per vector,
+// and out of line it cost them a call and their constants reloaded each time.
+//
+// AVX-512 scales by 2^n with vscalefps, which gives the subnormals and +inf itself; the input is
+// clamped only to keep n finite. AVX2 builds 2^n from the exponent bits: it clamps below -87.3
+// (to about 1e-38) and gives +inf above 88.38 (where e^x passes 2^127.5; it overflows float at
+// 88.72).
+__attribute__((always_inline)) inline V exp(V x) {
+#if WEAVE_FAST_ISA == 512
+  const V xc = Simd::max(Simd::set1(-104.f), Simd::min(Simd::set1(89.f), x));  // keeps NaN (see below)
+  const V n = Simd::round(Simd::mul(xc, Simd::set1(1.44269504088896341f)));
+  V r = Simd::fma(n, Simd::set1(-0.693359375f), xc);
+  r = Simd::fma(n, Simd::set1(2.12194440e-4f), r);
+  V p = Simd::set1(1.9875691500e-4f);
+  p = Simd::fma(p, r, Simd::set1(1.3981999507e-3f));
+  p = Simd::fma(p, r, Simd::set1(8.3334519073e-3f));
+  p = Simd::fma(p, r, Simd::set1(4.1665795894e-2f));
+  p = Simd::fma(p, r, Simd::set1(1.6666665459e-1f));
+  p = Simd::fma(p, r, Simd::set1(5.0000001201e-1f));
+  p = Simd::fma(Simd::mul(p, r), r, Simd::add(r, Simd::set1(1.f)));
+  return _mm512_scalef_ps(p, n);
+#else
   const V hi = Simd::set1(88.3762626647949f), lo = Simd::set1(-87.3365447504f);
   const V xc = Simd::max(lo, Simd::min(hi, x));  // operand order keeps NaN (min/max return the 2nd)
   const V n = Simd::round(Simd::mul(xc, Simd::set1(1.44269504088896341f)));
@@ -160,6 +187,7 @@ inline V exp(V x) {
   p = Simd::fma(p, r, Simd::set1(5.0000001201e-1f));
   p = Simd::fma(Simd::mul(p, r), r, Simd::add(r, Simd::set1(1.f)));
   return Simd::select_lt(hi, x, Simd::set1(__builtin_inff()), Simd::mul(p, Simd::pow2i(n)));
+#endif
 }
 
 // ln x to a few ulp for positive x (split into mantissa and exponent, degree-8 polynomial on
