@@ -114,9 +114,11 @@ inline void wino_input_tile(const WinogradArgs& a, const float* x, int64_t ih0, 
   }
 }
 
-// Output transform of one tile (outputs oh0.., ow0..) from M[xi][t][.].
-inline void wino_output_tile(const WinogradArgs& a, const float* mx, int64_t t, int64_t ldm_xi, int64_t n,
-                             int64_t oh0, int64_t ow0) {
+// Output transform of one tile (outputs oh0.., ow0..) from M[xi][t][.], activation K.
+template <Activation::Kind K>
+inline void wino_output_tile_k(const WinogradArgs& a, const float* mx, int64_t t, int64_t ldm_xi, int64_t n,
+                               int64_t oh0, int64_t ow0) {
+  const bool post = a.act.post_mul != 1.f || a.act.post_add != 0.f;
   const int64_t Mp = wino_pad(a.M);
   const int64_t rows = a.OH - oh0 < 4 ? a.OH - oh0 : 4, cols = a.OW - ow0 < 4 ? a.OW - ow0 : 4;
   const int64_t ldy = a.ldy > 0 ? a.ldy : a.M;
@@ -142,7 +144,8 @@ inline void wino_output_tile(const WinogradArgs& a, const float* mx, int64_t t, 
         const int64_t off = (i * a.OW + j) * a.M + c, yoff = (i * a.OW + j) * ldy + c;
         V r = Simd::add(o[j], bias);
         if (res != nullptr) r = Simd::add(r, full ? Simd::load(res + off) : Simd::load(res + off, m));
-        r = activate(r, a.act);
+        r = activation_of<K>(r, a.act);
+        if (post) r = Simd::fma(r, Simd::set1(a.act.post_mul), Simd::set1(a.act.post_add));
         if (full)
           Simd::store(y + yoff, r);
         else
@@ -150,6 +153,14 @@ inline void wino_output_tile(const WinogradArgs& a, const float* mx, int64_t t, 
       }
     }
   }
+}
+
+// The activation dispatched once per tile, its polynomial inline in the tile's loop (SiLU after
+// every convolution of a YOLO-style detector).
+inline void wino_output_tile(const WinogradArgs& a, const float* mx, int64_t t, int64_t ldm_xi, int64_t n,
+                             int64_t oh0, int64_t ow0) {
+  with_activation(a.act.kind,
+                  [&](auto k) { wino_output_tile_k<decltype(k)::value>(a, mx, t, ldm_xi, n, oh0, ow0); });
 }
 
 // Tiles t0 .. t0 + nt - 1 of image n, through the three phases, with the scratch v / mx of one
