@@ -295,6 +295,35 @@ BOOST_AUTO_TEST_CASE(gather_last_axis_matches_reference) {
   BOOST_TEST((!bad.ok() && bad.message().find("channel shuffle") != std::string::npos));
 }
 
+// Transpose with the fast path's tiles (8 x 8 blocks in registers, the edges element by
+// element) against the reference, exactly: NHWC <-> NCHW reorders and other batches of 2-D
+// transposes of every size around the block and the 32-element tile, other permutations, 1 to
+// 3 threads.
+BOOST_AUTO_TEST_CASE(transpose_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  const std::vector<std::vector<int64_t>> perms = {
+      {0, 2, 3, 1}, {0, 3, 1, 2}, {1, 0}, {0, 2, 1}, {2, 0, 1, 3}};
+  for (int i = 0; i < 60; ++i) {
+    const std::vector<int64_t>& perm = perms[static_cast<std::size_t>(i) % perms.size()];
+    std::vector<int64_t> dims;
+    for (std::size_t k = 0; k < perm.size(); ++k)
+      dims.push_back(r.pick({1, 2, 3, 7, 8, 9, 16, 31, 33, 40, 85}));
+    KernelCase kc;
+    kc.op = "Transpose";
+    kc.attrs.set("perm", perm);
+    kc.inputs.push_back(random_f32(Dims(std::span<const int64_t>(dims)), static_cast<uint32_t>(700 + i)));
+    const std::string what =
+        "transpose case " + std::to_string(i) + ": " + shape_str(dims) + " perm " + shape_str(perm);
+    auto ref = run_kernel(kc, "reference");
+    BOOST_TEST_REQUIRE(ref.ok(), what << ": reference: " << (ref.ok() ? "" : ref.message()));
+    auto fast = run_kernel(kc, "fast", 1 + i % 3);
+    BOOST_TEST_REQUIRE(fast.ok(), what << ": fast: " << (fast.ok() ? "" : fast.message()));
+    BOOST_TEST_REQUIRE((*fast)[0].dims() == (*ref)[0].dims(), what);
+    BOOST_TEST(max_abs_diff((*fast)[0], (*ref)[0]) == 0.0, what);
+  }
+}
+
 // Images big enough for several blocks of tiles per thread, so that each thread takes whole
 // blocks through the three phases in its own scratch lane (impl_winograd.h), at 2 and 3 threads.
 BOOST_AUTO_TEST_CASE(conv_winograd_lanes_match_reference) {

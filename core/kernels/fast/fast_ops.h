@@ -175,6 +175,9 @@ struct Ops {
   // y[r][j] = x[r][idx[j]] over `rows` rows (PermutePlan).
   void (*permute_rows)(const float* x, float* y, int64_t rows, const PermutePlan& p,
                        const Parallel&) = nullptr;
+  // A tile of a 2-D transpose of 4-byte values (kern::TransposeTile).
+  void (*transpose_tile)(const uint32_t* src, int64_t lds, int64_t rows, int64_t cols, uint32_t* dst,
+                         int64_t ldd) = nullptr;
   // y[i] = act(x[i]) for n floats (in place when y == x).
   void (*activate)(const float* x, float* y, int64_t n, Activation act) = nullptr;
   // n interleaved 3-channel 8-bit pixels to three planes: p_c[x] = src[3x + c] * a[c] + b[c].

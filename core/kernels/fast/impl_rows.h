@@ -166,4 +166,43 @@ inline void permute_rows(const float* x, float* y, int64_t rows, const PermutePl
   });
 }
 
+// dst[k * ldd + j] = s[k + j * lds] for an 8 x 8 block: eight rows of s in registers, transposed
+// by unpacks, shuffles and lane swaps (bit moves only: any 4-byte values).
+inline void transpose8x8(const float* s, int64_t lds, float* d, int64_t ldd) {
+  __m256 r[8], t[8], u[8];
+  for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(s + k * lds);
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+    t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+  }
+  for (int k = 0; k < 8; k += 4) {
+    u[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int k = 0; k < 4; ++k) {
+    _mm256_storeu_ps(d + k * ldd, _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
+    _mm256_storeu_ps(d + (k + 4) * ldd, _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
+  }
+}
+
+// One tile of a 2-D transpose of 4-byte values (kern::TransposeTile): 8 x 8 blocks in registers,
+// the edges element by element. The element-by-element loop alone took 0.8 ns an element (a
+// detector's 80x80x255 output back to NCHW: 1.3 ms).
+inline void transpose_tile(const uint32_t* src, int64_t lds, int64_t rows, int64_t cols, uint32_t* dst,
+                           int64_t ldd) {
+  const auto* s = reinterpret_cast<const float*>(src);
+  auto* d = reinterpret_cast<float*>(dst);
+  int64_t i = 0;
+  for (; i + 8 <= rows; i += 8) {
+    int64_t j = 0;
+    for (; j + 8 <= cols; j += 8) transpose8x8(s + i + j * lds, lds, d + i * ldd + j, ldd);
+    for (; j < cols; ++j)
+      for (int64_t k = 0; k < 8; ++k) dst[(i + k) * ldd + j] = src[i + k + j * lds];
+  }
+  for (; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[i * ldd + j] = src[i + j * lds];
+}
+
 }  // namespace weave::fast::WEAVE_ISA_NS

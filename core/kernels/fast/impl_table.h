@@ -30,6 +30,7 @@ inline Ops make_ops(Isa isa) {
   o.channel_affine_rows = &channel_affine_rows;
   o.pixels_to_planes = &pixels_to_planes;
   o.permute_rows = &permute_rows;
+  o.transpose_tile = &transpose_tile;
   return o;
 }
 

@@ -1,6 +1,7 @@
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/fused_ops.h"
+#include "core/kernels/ref/transpose.h"
 #include "core/kernels/registry.h"
 
 namespace weave::fast {
@@ -46,6 +47,9 @@ void register_fast_kernels(KernelRegistry& r) {
   r.add("Gemm", make_fast_gemm, kPriority, "fast");
   r.add("Softmax", make_fast_softmax, kPriority, "fast");
   r.add("Gather", make_fast_gather, kPriority, "fast");
+  r.add(
+      "Transpose", [](const KernelSetup& s) { return kern::make_transpose(s, ops()->transpose_tile); },
+      kPriority, "fast");
   r.add("LSTM", make_fast_lstm, kPriority, "fast");
   r.add("LogSoftmax", make_fast_softmax, kPriority, "fast");
   r.add("LayerNormalization", make_fast_layer_norm, kPriority, "fast");

@@ -35,7 +35,7 @@ void interleave_planes(const uint32_t* src, int64_t ld, int64_t b, int64_t e, ui
 
 // Copies `in` (dims d, rank r) permuted by perm into contiguous `out`.
 void kern::permute_copy(const std::byte* in, const Dims& d, std::span<const int> perm, std::byte* out,
-                        std::size_t esize, const Parallel& par) {
+                        std::size_t esize, const Parallel& par, TransposeTile fast_tile) {
   // An empty tensor has nothing to copy; its other dims may multiply past int64 (strides).
   if (d.numel() == 0) return;
   const int r = d.rank();
@@ -97,6 +97,11 @@ void kern::permute_copy(const std::byte* in, const Dims& d, std::span<const int>
         }
         const int64_t r0 = tr * kTile, r1 = std::min(rows, r0 + kTile);
         const int64_t c0 = tc * kTile, c1 = std::min(cols, c0 + kTile);
+        if (fast_tile != nullptr && esize == 4) {
+          fast_tile(reinterpret_cast<const uint32_t*>(in) + src0 + r0 + c0 * ld, ld, r1 - r0, c1 - c0,
+                    reinterpret_cast<uint32_t*>(out) + bi * rows * cols + r0 * cols + c0, cols);
+          continue;
+        }
         auto tile = [&](auto tag) {
           using T = decltype(tag);
           T* dst = reinterpret_cast<T*>(out) + bi * rows * cols;
@@ -116,7 +121,8 @@ namespace {
 
 class TransposeKernel final : public Kernel {
  public:
-  explicit TransposeKernel(std::vector<int64_t> perm) : perm_(std::move(perm)) {}
+  TransposeKernel(std::vector<int64_t> perm, kern::TransposeTile tile)
+      : perm_(std::move(perm)), tile_(tile) {}
   Status infer(ShapeContext& ctx) const override {
     WEAVE_TRY(need_input(ctx, 0, "data"));
     const Dims& in = ctx.inputs[0].dims;
@@ -134,7 +140,7 @@ class TransposeKernel final : public Kernel {
     const auto& perm = ctx.kept<std::array<int, kMaxRank>>();
     permute_copy(static_cast<const std::byte*>(in.data), in.dims,
                  std::span<const int>(perm.data(), in.dims.size()),
-                 static_cast<std::byte*>(ctx.outputs[0].data), dtype_size(in.dtype), ctx.parallel);
+                 static_cast<std::byte*>(ctx.outputs[0].data), dtype_size(in.dtype), ctx.parallel, tile_);
   }
 
  private:
@@ -155,14 +161,17 @@ class TransposeKernel final : public Kernel {
     return {};
   }
   std::vector<int64_t> perm_;
+  kern::TransposeTile tile_;
 };
 
 }  // namespace
 
+Expected<std::unique_ptr<Kernel>> kern::make_transpose(const KernelSetup& s, TransposeTile tile) {
+  return make_kernel<TransposeKernel>(s.node.attrs.get_ints("perm"), tile);
+}
+
 void register_transpose(KernelRegistry& r) {
-  r.add("Transpose", [](const KernelSetup& s) -> Factory {
-    return make_kernel<TransposeKernel>(s.node.attrs.get_ints("perm"));
-  });
+  r.add("Transpose", [](const KernelSetup& s) -> Factory { return kern::make_transpose(s, nullptr); });
 }
 
 }  // namespace weave
