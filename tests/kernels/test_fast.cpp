@@ -111,6 +111,9 @@ void conv_case(Rng& r, int kind, int i) {
   // one a partial vector when C is not a multiple of it.
   if (kind == 5) c = r.pick({300, 465, 600, 1160}), m = c, group = c, k = r.pick({3, 5, 7}), d = 1;
   if (kind == 6) c = r.pick({16, 32, 72}), m = c, group = c, k = r.pick({3, 5, 7}), s = 1, d = 2;
+  // 7: 3x3 depthwise at stride 2 whose channels end in one whole vector past pairs of them
+  // (tiles of 4 pixels x 2 vectors, then 4 pixels x 1)
+  if (kind == 7) c = r.pick({8, 16, 24, 40, 48, 80}), m = c, group = c, k = 3, s = 2, d = 1;
   const int64_t eff = (k - 1) * d + 1;
   const int64_t n = r.pick({1, 1, 2}), h = r.range(eff + 1, (kind == 5 ? 9 : 23) + eff),
                 w = r.range(eff + 1, (kind == 5 ? 11 : 29) + eff);
@@ -351,6 +354,12 @@ BOOST_AUTO_TEST_CASE(conv_depthwise_matches_reference) {
   if (!have_fast()) return;
   Rng r;
   for (int i = 0; i < 40; ++i) conv_case(r, 2, i);
+}
+
+BOOST_AUTO_TEST_CASE(conv_depthwise_stride_2_matches_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 24; ++i) conv_case(r, 7, i);
 }
 
 BOOST_AUTO_TEST_CASE(conv_depthwise_of_many_channels_matches_reference) {
