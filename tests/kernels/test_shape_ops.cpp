@@ -131,6 +131,27 @@ BOOST_AUTO_TEST_CASE(transpose_large_tiled_matches_definition) {
   BOOST_CHECK(ok);
 }
 
+BOOST_AUTO_TEST_CASE(transpose_of_patches_matches_definition) {
+  // A patch rearrangement [N,C,H/k,k,W/k,k] -> [N,C,k,k,H/k,W/k] (unfold_patch_conv): the input's
+  // contiguous axis lands third from last, tiles of it x the last axis with the rest a batch.
+  const int64_t C = 3, P = 5, K = 7, Q = 6;  // H/k = 5, W/k = 6, k = 7
+  Tensor x = random_f32({1, C, P, K, Q, K}, 11);
+  auto r =
+      run_kernel(with_consts("Transpose", ins(cp(x)), attr_ints("perm", {0, 1, 3, 5, 2, 4})), "reference");
+  BOOST_TEST_REQUIRE(r.ok());
+  const Tensor& o = (*r)[0];
+  BOOST_TEST_REQUIRE((o.dims() == Dims{1, C, K, K, P, Q}));
+  bool ok = true;
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t ky = 0; ky < K; ++ky)
+      for (int64_t kx = 0; kx < K; ++kx)
+        for (int64_t p = 0; p < P; ++p)
+          for (int64_t q = 0; q < Q; ++q)
+            ok = ok && o.as<float>()[(((c * K + ky) * K + kx) * P + p) * Q + q] ==
+                           x.as<float>()[(((c * P + p) * K + ky) * Q + q) * K + kx];
+  BOOST_CHECK(ok);
+}
+
 BOOST_AUTO_TEST_CASE(transpose_of_few_planes_matches_definition) {
   // NCHW -> NHWC of an image with 1 to 4 channels has a loop of its own (5 takes the tiles);
   // 37 x 41 pixels leave partial chunks and odd plane strides.

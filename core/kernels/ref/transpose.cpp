@@ -49,11 +49,16 @@ void kern::permute_copy(const std::byte* in, const Dims& d, std::span<const int>
   }
   p.coalesce();
   const int64_t total = d.numel();
-  // A batch of 2-D transposes (e.g. NCHW <-> NHWC after coalescing): copy in square tiles so
-  // both the reads and the writes stay within a few cache lines.
-  if (p.rank >= 2 && p.strides[0][p.rank - 2] == 1 && p.strides[0][p.rank - 1] != 1 &&
-      (esize == 1 || esize == 2 || esize == 4 || esize == 8)) {
-    const int64_t rows = p.dims[p.rank - 2], cols = p.dims[p.rank - 1], ld = p.strides[0][p.rank - 1];
+  // A batch of 2-D transposes: the input's contiguous axis q is not the output's last (NCHW <->
+  // NHWC after coalescing, q = rank - 2; a patch rearrangement [N,C,H/k,k,W/k,k] -> [N,C,k,k,H/k,
+  // W/k], q = rank - 3). Tiles of axis q x the last axis, each read down q and written along the
+  // last, so that both stay within a few cache lines; the other axes are the batch.
+  int q = -1;
+  for (int i = 0; i + 1 < p.rank; ++i)
+    if (p.strides[0][i] == 1) q = i;
+  if (q >= 0 && p.strides[0][p.rank - 1] != 1 && (esize == 1 || esize == 2 || esize == 4 || esize == 8)) {
+    const int last = p.rank - 1;
+    const int64_t rows = p.dims[q], cols = p.dims[last], ld = p.strides[0][last];
     if (cols <= kFewPlanes && esize == 4 && p.rank == 2) {
       // A few planes interleaved (an image's NCHW -> NHWC): one pass over the rows with the
       // plane count known at compile time reads `cols` streams and writes one, where the tiles
@@ -79,35 +84,42 @@ void kern::permute_copy(const std::byte* in, const Dims& d, std::span<const int>
       });
       return;
     }
+    // Output strides of the row-major output; the batch axes are every axis but q and the last.
+    std::array<int64_t, kern::kMaxPlanRank> ost{};
+    ost[last] = 1;
+    for (int i = last; i-- > 0;) ost[i] = ost[i + 1] * p.dims[i + 1];
+    const int64_t ldd = ost[q];
+    std::array<int, kern::kMaxPlanRank> batch_axes{};
+    int nb = 0;
+    for (int i = 0; i < last; ++i)
+      if (i != q) batch_axes[nb++] = i;
     constexpr int64_t kTile = 32;
     const int64_t tiles_r = (rows + kTile - 1) / kTile, tiles_c = (cols + kTile - 1) / kTile;
     const int64_t batch = total / (rows * cols);
-    kern::Plan outer = p;  // the batch axes only
-    outer.rank = p.rank - 2;
     par.for_range(batch * tiles_r * tiles_c, 4, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         const int64_t bi = t / (tiles_r * tiles_c), tr = (t / tiles_c) % tiles_r, tc = t % tiles_c;
-        int64_t src0 = 0;
-        if (outer.rank > 0) {
-          int64_t rem = bi;
-          for (int i = outer.rank - 1; i >= 0; --i) {
-            src0 += (rem % outer.dims[i]) * outer.strides[0][i];
-            rem /= outer.dims[i];
-          }
+        int64_t src0 = 0, dst0 = 0, rem = bi;
+        for (int k = nb; k-- > 0;) {
+          const int ax = batch_axes[k];
+          const int64_t at = rem % p.dims[ax];
+          rem /= p.dims[ax];
+          src0 += at * p.strides[0][ax];
+          dst0 += at * ost[ax];
         }
         const int64_t r0 = tr * kTile, r1 = std::min(rows, r0 + kTile);
         const int64_t c0 = tc * kTile, c1 = std::min(cols, c0 + kTile);
         if (fast_tile != nullptr && esize == 4) {
           fast_tile(reinterpret_cast<const uint32_t*>(in) + src0 + r0 + c0 * ld, ld, r1 - r0, c1 - c0,
-                    reinterpret_cast<uint32_t*>(out) + bi * rows * cols + r0 * cols + c0, cols);
+                    reinterpret_cast<uint32_t*>(out) + dst0 + r0 * ldd + c0, ldd);
           continue;
         }
         auto tile = [&](auto tag) {
           using T = decltype(tag);
-          T* dst = reinterpret_cast<T*>(out) + bi * rows * cols;
+          T* dst = reinterpret_cast<T*>(out) + dst0;
           const T* src = reinterpret_cast<const T*>(in) + src0;
           for (int64_t i = r0; i < r1; ++i)
-            for (int64_t j = c0; j < c1; ++j) dst[i * cols + j] = src[i + j * ld];
+            for (int64_t j = c0; j < c1; ++j) dst[i * ldd + j] = src[i + j * ld];
         };
         (void)kern::dispatch_bytes(esize, tile);
       }
