@@ -406,7 +406,8 @@ inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
         int64_t oh = bl.first(blk) / g.OW, ow = bl.first(blk) % g.OW;
         bool pad = false;  // some row reads the padding: some tap may be all padding
         for (int r = 0; r < kMR; ++r) {
-          if (r > 0 && r < rows && ++ow == g.OW) ow = 0, ++oh;  // rows past its own repeat the last: never stored
+          if (r > 0 && r < rows && ++ow == g.OW)
+            ow = 0, ++oh;  // rows past its own repeat the last: never stored
           const int64_t p = bl.first(blk) + (r < rows ? r : rows - 1);
           if (direct) {
             ab[r] = x + p * g.ldx;
