@@ -17,7 +17,11 @@ namespace weave {
 Expected<Graph> compile_graph(Graph g, const CompileOptions& opt, const KernelRegistry& registry) {
   if (Status s = g.validate(); !s) return s.error().context("compile: input graph is invalid");
   if (opt.remove_identity) WEAVE_TRY(remove_identity(g));
-  if (opt.fold_constants) WEAVE_TRY(fold_constants(g, registry, opt.max_folded_bytes));
+  if (opt.fold_constants) {
+    WEAVE_TRY(fold_constants(g, registry, opt.max_folded_bytes));
+    // Again: a Dropout whose training_mode was a Constant node is known to be inference only now.
+    if (opt.remove_identity) WEAVE_TRY(remove_identity(g));
+  }
   if (opt.fuse) WEAVE_TRY(fold_conv_affine(g));
   if (opt.fold_batchnorm) WEAVE_TRY(fold_batchnorm(g));
   if (opt.fuse) {

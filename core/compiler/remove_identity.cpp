@@ -27,6 +27,12 @@ Status remove_identity(Graph& g) {
         ConstTensorView t = param_view(g, n.inputs[2]);
         training = !(t.dtype == DType::boolean && t.numel() == 1 && *t.as<uint8_t>() == 0);
       }
+      // Training with a ratio of 0 drops nothing and scales by 1 (Swin's attention dropout as
+      // exported: training_mode true, ratio 0).
+      if (training && n.inputs.size() > 1 && n.inputs[1] != kNoValue && is_param(g, n.inputs[1])) {
+        ConstTensorView r = param_view(g, n.inputs[1]);
+        training = !(r.dtype == DType::float32 && r.numel() == 1 && *r.as<float>() == 0.f);
+      }
       if (mask_used || training) continue;
     } else if (n.outputs.size() != 1) {
       return make_error(g.node_label(id), ": Identity must have exactly one output");

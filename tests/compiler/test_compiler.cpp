@@ -134,6 +134,24 @@ BOOST_AUTO_TEST_CASE(remove_identity_keeps_output_names) {
   BOOST_TEST(out->output_infos[1].name == "passthrough");
 }
 
+// Training mode with a ratio of 0 drops nothing (Swin's attention dropout as torch exports it,
+// ratio and training_mode from Constant nodes, known only once they are folded); another ratio
+// in training mode is kept for its kernel.
+BOOST_AUTO_TEST_CASE(dropout_of_ratio_0_in_training_mode_goes) {
+  for (float ratio : {0.f, 0.3f}) {
+    Graph g;
+    int32_t x = add_input(g, "x", {2});
+    const uint8_t yes = 1;
+    int32_t training =
+        g.add_param(DType::boolean, Shape{}, SharedBytes::copy_of(std::as_bytes(std::span(&yes, 1))));
+    int32_t r = add_node(g, "Add", {add_f32(g, {}, {ratio}), add_f32(g, {}, {0.f})});  // a param once folded
+    set_output(g, add_node(g, "Dropout", {add_node(g, "Relu", {x}), r, training}, 2), "y");
+    auto out = compile_graph(std::move(g));
+    BOOST_REQUIRE_MESSAGE(out, (out ? "" : out.message()));
+    BOOST_TEST(count_op(*out, "Dropout") == (ratio == 0.f ? 0 : 1), "ratio " << ratio);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(dropout_with_its_mask_in_use_stays_for_its_kernel) {
   Graph g;
   int32_t x = add_input(g, "x", {2});
