@@ -124,6 +124,10 @@ class Kernel {
   // Bit k set: the kernel may write output 0 over input k (core/kernels/in_place.h says when
   // the planner lets it); for kernels that know this of themselves.
   [[nodiscard]] virtual uint32_t in_place() const { return 0; }
+  // True when output 0 is input 0's bytes under other dims (Reshape, Flatten, Squeeze,
+  // Unsqueeze): it may take input 0's memory whatever the two dims are, and then run() moves
+  // nothing. in_place() must say input 0 too.
+  [[nodiscard]] virtual bool relabels() const { return false; }
 
  private:
   uint32_t float_inputs_ = 0;

@@ -46,15 +46,17 @@ Status check_input(const Graph& g, std::size_t i, const Dims& d) {
 }
 
 // Output of step `s` may take the memory of its input `in`: the kernel computes element j from
-// element j of that input, the input has the output's dtype and dims, lives in this stage's
-// arena, is no model input (the caller may run again on it) and is read by no later step.
+// element j of that input, the input has the output's dtype and dims (or, for a kernel that only
+// relabels dims, as many elements), lives in this stage's arena, is no model input (the caller
+// may run again on it) and is read by no later step.
 bool may_run_in_place(const Graph& g, const ShapePlan& p, const std::vector<int32_t>& last, int32_t s,
-                      int32_t in, int32_t out) {
+                      int32_t in, int32_t out, bool relabels) {
   if (in == kNoValue || out == kNoValue || in == out) return false;
   const ValueSlot& a = p.slots[in];
   const ValueSlot& b = p.slots[out];
+  const bool same = a.dims == b.dims || (relabels && a.dims.numel() == b.dims.numel());
   return a.kind == SlotKind::arena && b.kind == SlotKind::arena && a.stage == p.stage &&
-         g.values[in].kind != ValueKind::input && last[in] == s && a.dtype == b.dtype && a.dims == b.dims;
+         g.values[in].kind != ValueKind::input && last[in] == s && a.dtype == b.dtype && same;
 }
 
 // Plans nodes [first, end) of the graph into `plan` (whose slots hold everything computed
@@ -203,7 +205,9 @@ class Planner {
       if (mask == 0 || (mask > 1 && step.inputs.size() != 2)) continue;
       for (std::size_t k = 0; k < step.inputs.size() && k < 32; ++k) {
         if ((mask >> k & 1u) == 0) continue;
-        if (!may_run_in_place(g, plan_, last, s, step.inputs[k], step.outputs[0])) continue;
+        if (!may_run_in_place(g, plan_, last, s, step.inputs[k], step.outputs[0],
+                              k == 0 && kernels_[step.node]->relabels()))
+          continue;
         in_place[step.outputs[0]] = step.inputs[k];
         break;
       }
@@ -354,14 +358,16 @@ bool layout_fits_bound(const ShapePlan& plan, const ShapePlan& bound) {
     if (slot_bytes(a) > slot_bytes(b)) return false;
   }
   // A pair the bound runs in place must still be in place-able: an input of the same dims as
-  // the output (not one broadcast to it, which the output would overwrite before it is read).
+  // the output (not one broadcast to it, which the output would overwrite before it is read),
+  // or, where the bound's pair had other dims (a kernel that relabels dims), as many elements.
   for (std::size_t v = 0; v < bound.in_place.size(); ++v) {
     const int32_t in = bound.in_place[v];
     if (in == kNoValue) continue;
     const ValueSlot& a = plan.slots[in];
     const ValueSlot& b = plan.slots[v];
-    if (a.kind != SlotKind::arena || b.kind != SlotKind::arena || a.dtype != b.dtype || !(a.dims == b.dims))
-      return false;
+    const bool relabel = !(bound.slots[in].dims == bound.slots[v].dims);
+    const bool same = relabel ? a.dims.numel() == b.dims.numel() : a.dims == b.dims;
+    if (a.kind != SlotKind::arena || b.kind != SlotKind::arena || a.dtype != b.dtype || !same) return false;
   }
   return true;
 }

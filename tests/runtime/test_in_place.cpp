@@ -1,7 +1,8 @@
 // The planner runs elementwise steps in place (core/runtime/plan.cpp): an output takes the arena
 // memory of an input of its dims that dies at that step; never of a model input, a param, an
 // input still read later, or one broadcast to the output, also when a smaller shape reuses the
-// layout of the max_shapes bound.
+// layout of the max_shapes bound. A Reshape (which only relabels dims) takes the memory of an
+// input of as many elements.
 #define BOOST_TEST_MODULE in_place
 #include <boost/test/unit_test.hpp>
 #include <cmath>
@@ -171,4 +172,85 @@ BOOST_AUTO_TEST_CASE(a_value_read_by_a_later_step_or_a_model_output_keeps_its_me
   BOOST_TEST(p.in_place[r] == c);         // Relu over the conv output, which dies there
   BOOST_TEST(p.in_place[y] == kNoValue);  // r is an output: the Add must not overwrite it
   BOOST_TEST(p.slots[y].offset != p.slots[r].offset);
+}
+
+namespace {
+
+// x[?,6] -> Relu -> rx -> Reshape [-1,2,3] -> s -> Neg -> t (a model output); y[?,6] ->
+// Reshape [-1,3,2] -> u (a model output). rx dies at its Reshape, which only relabels dims: s
+// takes rx's memory and the copy moves nothing; y is a model input, so u has memory of its own.
+Graph reshape_graph() {
+  Graph g;
+  Value in;
+  in.kind = ValueKind::input;
+  in.dtype = DType::float32;
+  in.shape = {kDynamic, 6};
+  const int32_t x = g.add_value(in), y = g.add_value(in);
+  g.inputs = {x, y};
+  g.input_infos = {TensorInfo{"x", DType::float32, {kDynamic, 6}, {"n", ""}},
+                   TensorInfo{"y", DType::float32, {kDynamic, 6}, {"m", ""}}};
+  auto shape = [&](std::vector<int64_t> v) {
+    return g.add_param(DType::int64, Shape{3},
+                       SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(v))));
+  };
+  const int32_t s23 = shape({-1, 2, 3}), s32 = shape({-1, 3, 2});
+  const int32_t rx = fvalue(g), s = fvalue(g), t = fvalue(g), u = fvalue(g);
+  g.nodes = {node("Relu", {x}, rx), node("Reshape", {rx, s23}, s), node("Neg", {s}, t),
+             node("Reshape", {y, s32}, u)};
+  g.outputs = {t, u};
+  g.output_infos = {TensorInfo{"t", DType::float32, {kDynamic, 2, 3}, {}},
+                    TensorInfo{"u", DType::float32, {kDynamic, 3, 2}, {}}};
+  return g;
+}
+
+void check_reshape_run(Executor& ex, int64_t n) {
+  const auto x = weave::test::ramp(static_cast<std::size_t>(n * 6), -0.7f);
+  const auto y = weave::test::ramp(static_cast<std::size_t>(n * 6), 0.4f);
+  BOOST_TEST_REQUIRE(ex.set_input(0, ConstTensorView{x.data(), DType::float32, Dims{n, 6}}).ok());
+  BOOST_TEST_REQUIRE(ex.set_input(1, ConstTensorView{y.data(), DType::float32, Dims{n, 6}}).ok());
+  BOOST_TEST_REQUIRE(ex.run().ok());
+  BOOST_TEST((ex.output(0)->dims == Dims{n, 2, 3}));
+  BOOST_TEST((ex.output(1)->dims == Dims{n, 3, 2}));
+  bool ok = true;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    ok = ok && ex.output(0)->as<float>()[i] == -std::max(x[i], 0.f);
+    ok = ok && ex.output(1)->as<float>()[i] == y[i];
+  }
+  BOOST_TEST(ok, n << " rows");
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_reshape_takes_the_memory_of_an_input_that_dies_there) {
+  auto f = Factory::create(reshape_graph());
+  BOOST_TEST_REQUIRE(f.ok(), (f.ok() ? "" : f.message()));
+  auto plan = (*f)->plan_for(std::vector<Dims>{Dims{4, 6}, Dims{4, 6}});
+  BOOST_TEST_REQUIRE(plan.ok(), (plan.ok() ? "" : plan.message()));
+  const ShapePlan& p = **plan;
+  const int32_t rx = p.steps[0].outputs[0];
+  const int32_t s = p.steps[1].outputs[0];
+  const int32_t u = p.steps[3].outputs[0];
+  BOOST_TEST(p.in_place[s] == rx);  // other dims, as many elements: relabelled in place
+  BOOST_TEST(p.slots[s].offset == p.slots[rx].offset);
+  BOOST_TEST(p.in_place[u] == kNoValue);  // y is a model input
+  auto ex = Executor::create(*f);
+  BOOST_TEST_REQUIRE(ex.ok());
+  for (int64_t n : {4, 1, 4}) check_reshape_run(*ex, n);
+}
+
+BOOST_AUTO_TEST_CASE(a_reshape_in_place_keeps_the_bound_layout_for_fewer_rows) {
+  FactoryOptions o;
+  o.max_shapes["x"] = {5, 6};
+  o.max_shapes["y"] = {5, 6};
+  auto f = Factory::create(reshape_graph(), o);
+  BOOST_TEST_REQUIRE(f.ok(), (f.ok() ? "" : f.message()));
+  BOOST_TEST_REQUIRE((*f)->bound_plan() != nullptr);
+  const ShapePlan& b = *(*f)->bound_plan();
+  BOOST_TEST(b.in_place[b.steps[1].outputs[0]] == b.steps[0].outputs[0]);
+  auto fewer = (*f)->plan_for(std::vector<Dims>{Dims{2, 6}, Dims{3, 6}});
+  BOOST_TEST_REQUIRE(fewer.ok());
+  BOOST_TEST((*fewer)->layout_from_bound);
+  auto ex = Executor::create(*f);
+  BOOST_TEST_REQUIRE(ex.ok());
+  for (int64_t n : {5, 2, 1, 5}) check_reshape_run(*ex, n);
 }
