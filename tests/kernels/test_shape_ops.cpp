@@ -134,7 +134,7 @@ BOOST_AUTO_TEST_CASE(transpose_large_tiled_matches_definition) {
 BOOST_AUTO_TEST_CASE(transpose_of_patches_matches_definition) {
   // A patch rearrangement [N,C,H/k,k,W/k,k] -> [N,C,k,k,H/k,W/k] (unfold_patch_conv): the input's
   // contiguous axis lands third from last, tiles of it x the last axis with the rest a batch.
-  const int64_t C = 3, P = 5, K = 7, Q = 6;  // H/k = 5, W/k = 6, k = 7
+  const int64_t C = 3, P = 5, K = 9, Q = 10;  // H/k = 5, W/k = 10, k = 9
   Tensor x = random_f32({1, C, P, K, Q, K}, 11);
   auto r =
       run_kernel(with_consts("Transpose", ins(cp(x)), attr_ints("perm", {0, 1, 3, 5, 2, 4})), "reference");

@@ -56,7 +56,10 @@ void kern::permute_copy(const std::byte* in, const Dims& d, std::span<const int>
   int q = -1;
   for (int i = 0; i + 1 < p.rank; ++i)
     if (p.strides[0][i] == 1) q = i;
-  if (q >= 0 && p.strides[0][p.rank - 1] != 1 && (esize == 1 || esize == 2 || esize == 4 || esize == 8)) {
+  // Axes q further in need tiles of at least 8 x 8 to pay for their batch walk (a pixel
+  // shuffle's 2 x W tiles are left to the strided copy, as before tiles took them).
+  const bool tiles = q >= 0 && (q == p.rank - 2 || (p.dims[q] >= 8 && p.dims[p.rank - 1] >= 8));
+  if (tiles && p.strides[0][p.rank - 1] != 1 && (esize == 1 || esize == 2 || esize == 4 || esize == 8)) {
     const int last = p.rank - 1;
     const int64_t rows = p.dims[q], cols = p.dims[last], ld = p.strides[0][last];
     if (cols <= kFewPlanes && esize == 4 && p.rank == 2) {
