@@ -205,7 +205,10 @@ BOOST_AUTO_TEST_CASE(conv_dilated_over_small_maps_matches_reference) {
   if (!have_fast()) return;
   Rng r;
   for (int i = 0; i < 40; ++i) {
-    const int64_t c = r.pick({3, 8, 16, 40}), m = r.pick({5, 16, 33});
+    // Every fifth case in 2 groups of 16 (wider than the narrow-group kernel's 8: the GEMM,
+    // each group's rows offset into x while the padding rows read the shared zeros).
+    const int64_t group = i % 5 == 0 ? 2 : 1;
+    const int64_t c = group == 2 ? 32 : r.pick({3, 8, 16, 40}), m = group == 2 ? 32 : r.pick({5, 16, 33});
     const int64_t k = r.pick({3, 5}), dh = r.pick({3, 6, 12}), dw = i % 4 == 0 ? 1 : r.pick({2, 6, 12});
     const int64_t h = r.range(2, 25), w = r.range(2, 25);
     // "Same" padding, or up to 3 more: rows and columns of outputs that see only the padding.
@@ -217,15 +220,17 @@ BOOST_AUTO_TEST_CASE(conv_dilated_over_small_maps_matches_reference) {
     kc.attrs.set("dilations", std::vector<int64_t>{dh, dw});
     kc.attrs.set("pads", std::vector<int64_t>{ph, pw, ph, pw});
     kc.attrs.set("activation", std::string(i % 2 == 0 ? "Relu" : "Sigmoid"));
+    kc.attrs.set("group", group);
     const uint32_t seed = static_cast<uint32_t>(9000 + 3 * i);
     kc.inputs.push_back(random_f32(Dims{r.pick({1, 2}), c, h, w}, seed));
-    kc.inputs.push_back(random_f32(Dims{m, c, k, k}, seed + 1));
+    kc.inputs.push_back(random_f32(Dims{m, c / group, k, k}, seed + 1));
     kc.inputs.push_back(random_f32(Dims{m}, seed + 2));
     kc.constant = {false, true, true};
     compare(kc, {0}, 3e-5 * std::max(1.0, static_cast<double>(c * k * k) / 1000.0),
-            "dilated case " + std::to_string(i) + ": x " + shape_str(kc.inputs[0].dims().span()) + " w " +
-                shape_str(kc.inputs[1].dims().span()) + " d" + std::to_string(dh) + "x" + std::to_string(dw) +
-                " pads " + std::to_string(ph) + "," + std::to_string(pw),
+            "dilated case " + std::to_string(i) + " g" + std::to_string(group) + ": x " +
+                shape_str(kc.inputs[0].dims().span()) + " w " + shape_str(kc.inputs[1].dims().span()) + " d" +
+                std::to_string(dh) + "x" + std::to_string(dw) + " pads " + std::to_string(ph) + "," +
+                std::to_string(pw),
             1 + i % 2);
   }
 }
@@ -285,6 +290,27 @@ BOOST_AUTO_TEST_CASE(gather_last_axis_matches_reference) {
     BOOST_TEST_REQUIRE(fast.ok(), what << ": fast: " << (fast.ok() ? "" : fast.message()));
     BOOST_TEST_REQUIRE((*fast)[0].dims() == (*ref)[0].dims(), what);
     BOOST_TEST(max_abs_diff((*fast)[0], (*ref)[0]) == 0.0, what);
+  }
+  // 4-byte integers move through the same loads, permutations and stores, bit for bit.
+  {
+    std::vector<int32_t> data(5 * 40);
+    for (std::size_t j = 0; j < data.size(); ++j) data[j] = static_cast<int32_t>(j * 2654435761u);
+    std::vector<int64_t> idx;
+    for (int64_t j = 0; j < 40; ++j) idx.push_back((j % 2) * 20 + j / 2);
+    KernelCase kc;
+    kc.op = "Gather";
+    kc.attrs.set("axis", int64_t{1});
+    kc.inputs.push_back(Tensor::from<int32_t>(Dims{5, 40}, data));
+    kc.inputs.push_back(make_i64(Dims{40}, idx));
+    kc.constant = {false, true};
+    auto fast = run_kernel(kc, "fast", 2);
+    BOOST_TEST_REQUIRE(fast.ok(), (fast.ok() ? "" : fast.message()));
+    bool same = true;
+    for (int64_t row = 0; row < 5; ++row)
+      for (int64_t j = 0; j < 40; ++j)
+        same = same &&
+               (*fast)[0].as<int32_t>()[row * 40 + j] == data[static_cast<std::size_t>(row * 40 + idx[j])];
+    BOOST_TEST(same);
   }
   // The layout pass's shuffle names the data dims it was planned for: others are an error.
   KernelCase kc;
