@@ -153,20 +153,10 @@ using V = Simd::V;
 // 88.72).
 __attribute__((always_inline)) inline V exp(V x) {
 #if WEAVE_FAST_ISA == 512
-  const V xc = Simd::max(Simd::set1(-104.f), Simd::min(Simd::set1(89.f), x));  // keeps NaN (see below)
-  const V n = Simd::round(Simd::mul(xc, Simd::set1(1.44269504088896341f)));
-  V r = Simd::fma(n, Simd::set1(-0.693359375f), xc);
-  r = Simd::fma(n, Simd::set1(2.12194440e-4f), r);
-  V p = Simd::set1(1.9875691500e-4f);
-  p = Simd::fma(p, r, Simd::set1(1.3981999507e-3f));
-  p = Simd::fma(p, r, Simd::set1(8.3334519073e-3f));
-  p = Simd::fma(p, r, Simd::set1(4.1665795894e-2f));
-  p = Simd::fma(p, r, Simd::set1(1.6666665459e-1f));
-  p = Simd::fma(p, r, Simd::set1(5.0000001201e-1f));
-  p = Simd::fma(Simd::mul(p, r), r, Simd::add(r, Simd::set1(1.f)));
-  return _mm512_scalef_ps(p, n);
+  const V hi = Simd::set1(89.f), lo = Simd::set1(-104.f);
 #else
   const V hi = Simd::set1(88.3762626647949f), lo = Simd::set1(-87.3365447504f);
+#endif
   const V xc = Simd::max(lo, Simd::min(hi, x));  // operand order keeps NaN (min/max return the 2nd)
   const V n = Simd::round(Simd::mul(xc, Simd::set1(1.44269504088896341f)));
   V r = Simd::fma(n, Simd::set1(-0.693359375f), xc);
@@ -178,6 +168,9 @@ __attribute__((always_inline)) inline V exp(V x) {
   p = Simd::fma(p, r, Simd::set1(1.6666665459e-1f));
   p = Simd::fma(p, r, Simd::set1(5.0000001201e-1f));
   p = Simd::fma(Simd::mul(p, r), r, Simd::add(r, Simd::set1(1.f)));
+#if WEAVE_FAST_ISA == 512
+  return _mm512_scalef_ps(p, n);
+#else
   return Simd::select_lt(hi, x, Simd::set1(__builtin_inff()), Simd::mul(p, Simd::pow2i(n)));
 #endif
 }
