@@ -688,6 +688,13 @@ inline int64_t wrap_index(int64_t idx, int64_t dim) {
   return idx >= 0 && idx < dim ? idx : -1;
 }
 
+// Wraps a negative index once, then clamps into [0, dim) (dim > 0): Gather's policy for indices
+// that are data (a hostile index never reads out of bounds).
+inline int64_t clamp_index(int64_t idx, int64_t dim) {
+  if (idx < 0) idx += dim;
+  return std::clamp<int64_t>(idx, 0, dim - 1);
+}
+
 // ---- fused activation ----
 
 // Epilogue a fusion pass may attach to Conv (core/compiler/fuse_conv_epilogue.h): attribute

@@ -75,11 +75,9 @@ class FastGather final : public Kernel {
     if (dim > 0) {
       // The reference kernel's semantics: wrap a negative index once, clamp the rest.
       std::vector<int32_t> idx(static_cast<std::size_t>(k));
-      for (int64_t j = 0; j < k; ++j) {
-        int64_t i = indices_[static_cast<std::size_t>(j)];
-        if (i < 0) i += dim;
-        idx[static_cast<std::size_t>(j)] = static_cast<int32_t>(std::clamp<int64_t>(i, 0, dim - 1));
-      }
+      for (int64_t j = 0; j < k; ++j)
+        idx[static_cast<std::size_t>(j)] =
+            static_cast<int32_t>(kern::clamp_index(indices_[static_cast<std::size_t>(j)], dim));
       ctx.keep(plan_permute(idx, dim, ops_.vec));
     }
     return {};

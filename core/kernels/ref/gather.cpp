@@ -24,12 +24,6 @@ using kern::wrap_index;
 
 using Factory = Expected<std::unique_ptr<Kernel>>;
 
-// Wraps a negative index once, then clamps into [0, dim) (dim > 0).
-inline int64_t fix_index(int64_t i, int64_t dim) {
-  if (i < 0) i += dim;
-  return std::clamp<int64_t>(i, 0, dim - 1);
-}
-
 // Checks data and indices of Gather/GatherElements and returns the normalised axis.
 Expected<int> gather_axis(const ShapeContext& ctx, int64_t axis) {
   WEAVE_TRY(need_input(ctx, 0, "data"));
@@ -85,7 +79,7 @@ class GatherKernel final : public Kernel {
         ctx.parallel.for_range(outer, std::max<int64_t>(1, 4096 / k), [&](int64_t b, int64_t e) {
           for (int64_t o = b; o < e; ++o)
             for (int64_t j = 0; j < k; ++j)
-              d[o * k + j] = s[o * dim + fix_index(static_cast<int64_t>(ip[j]), dim)];
+              d[o * k + j] = s[o * dim + kern::clamp_index(static_cast<int64_t>(ip[j]), dim)];
         });
       };
       if (idx.dtype == DType::int64)
@@ -96,7 +90,7 @@ class GatherKernel final : public Kernel {
     }
     ctx.parallel.for_range(outer * k, std::max<int64_t>(1, 4096 / inner), [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
-        const int64_t o = t / k, j = fix_index(kern::int_at(idx, t % k), dim);
+        const int64_t o = t / k, j = kern::clamp_index(kern::int_at(idx, t % k), dim);
         std::memcpy(dst + t * inner, src + (o * dim + j) * inner, static_cast<std::size_t>(inner));
       }
     });
@@ -158,7 +152,7 @@ class GatherElementsKernel final : public Kernel {
       kern::for_each_run<1>(p, b, e, {0}, [&](int64_t o, const std::array<int64_t, 1>& off, int64_t len) {
         const int64_t s = p.inner_stride(0);
         for (int64_t j = 0; j < len; ++j)
-          out[o + j] = src[off[0] + j * s + fix_index(kern::int_at(idx, o + j), dim) * ds[a]];
+          out[o + j] = src[off[0] + j * s + kern::clamp_index(kern::int_at(idx, o + j), dim) * ds[a]];
       });
     });
   }
