@@ -47,6 +47,7 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -144,9 +145,20 @@ Counter* watch(GstElement* infer, const char* name, std::vector<const char*> sin
 
 std::atomic<int> g_log_problems{0};
 
+// Bus errors and warnings and GLib criticals, as printed: a hang's report repeats them at its end
+// (what a CI log keeps), since one of them may be why a stream stopped.
+std::mutex g_problems_mu;
+std::vector<std::string> g_problems;
+
+void note_problem(const std::string& text) {
+  std::fprintf(stderr, "soak: %s\n", text.c_str());
+  std::lock_guard<std::mutex> lock(g_problems_mu);
+  g_problems.push_back(text);
+}
+
 void log_handler(const gchar* domain, GLogLevelFlags level, const gchar* message, gpointer) {
-  std::fprintf(stderr, "soak: %s %s: %s\n", level & G_LOG_LEVEL_CRITICAL ? "CRITICAL" : "WARNING",
-               domain ? domain : "", message);
+  note_problem(std::string(level & G_LOG_LEVEL_CRITICAL ? "CRITICAL " : "WARNING ") + (domain ? domain : "") +
+               ": " + message);
   ++g_log_problems;
 }
 
@@ -230,10 +242,32 @@ void dump_trace(const std::string& file, int tail) {
   std::stable_sort(lines.begin(), lines.end());  // lines start with the time, fixed width
   std::ofstream out(file);
   for (const auto& l : lines) out << l << '\n';
-  std::fprintf(stderr, "soak: %zu debug lines in %s; the last %d:\n", lines.size(), file.c_str(), tail);
-  for (std::size_t i = lines.size() > static_cast<std::size_t>(tail) ? lines.size() - tail : 0;
+  // Printed short: "time thread category <object> message" (the file has the whole lines).
+  auto brief = [](const std::string& l) {
+    std::istringstream in(l);
+    std::string time, pid, thread, level, category, rest;
+    in >> time >> pid >> thread >> level >> category;
+    std::getline(in, rest);
+    const std::size_t obj = rest.find(":<");  // "file:line:function:<object> message"
+    if (obj != std::string::npos) rest = rest.substr(obj + 1);
+    return time.substr(0, time.size() > 6 ? time.size() - 6 : time.size()) + " " +
+           thread.substr(thread.size() > 4 ? thread.size() - 4 : 0) + " " + category + " " + rest;
+  };
+  // Where a stream stops is rarely in the last lines (state changes of a bin are many): first the
+  // lines of the data flow (a source or queue pausing and why, weaveinfer's flushes and tasks).
+  std::vector<const std::string*> flow;
+  for (const auto& l : lines)
+    if (l.find(" GST_STATES ") == std::string::npos && l.find(" bin ") == std::string::npos &&
+        l.find(" task ") == std::string::npos)
+      flow.push_back(&l);
+  std::fprintf(stderr, "soak: %zu debug lines in %s; the last %d of the data flow:\n", lines.size(), file.c_str(),
+               tail);
+  for (std::size_t i = flow.size() > static_cast<std::size_t>(tail) ? flow.size() - tail : 0; i < flow.size(); ++i)
+    std::fprintf(stderr, "  %s\n", brief(*flow[i]).c_str());
+  std::fprintf(stderr, "soak: the last %d of all:\n", tail / 2);
+  for (std::size_t i = lines.size() > static_cast<std::size_t>(tail / 2) ? lines.size() - tail / 2 : 0;
        i < lines.size(); ++i)
-    std::fprintf(stderr, "  %s\n", lines[i].c_str());
+    std::fprintf(stderr, "  %s\n", brief(lines[i]).c_str());
 }
 
 // The state of the pipeline and of every sink (current, pending): which sink never prerolled.
@@ -304,8 +338,8 @@ struct Soak {
           gst_message_parse_error(m, &err, &dbg);
         else
           gst_message_parse_warning(m, &err, &dbg);
-        std::fprintf(stderr, "soak: %s from %s: %s (%s)\n", GST_MESSAGE_TYPE_NAME(m), GST_OBJECT_NAME(m->src),
-                     err->message, dbg ? dbg : "");
+        note_problem(std::string(GST_MESSAGE_TYPE_NAME(m)) + " from " + GST_OBJECT_NAME(m->src) + ": " +
+                     err->message + " (" + (dbg ? dbg : "") + ")");
         g_error_free(err);
         g_free(dbg);
         ++bus_problems;
@@ -358,7 +392,13 @@ std::unique_ptr<Branch> add_branch(Soak& s, int index) {
   for (GstElement* e : {b->sink, b->infer, b->convert, b->queue}) gst_element_sync_state_with_parent(e);
   b->tee_pad = gst_element_request_pad_simple(tee, "src_%u");
   GstPad* qpad = gst_element_get_static_pad(b->queue, "sink");
-  gst_pad_link(b->tee_pad, qpad);
+  // Without a RECONFIGURE upstream: the branch takes the caps the source has. A link sends one
+  // by default, and the source then renegotiates: its ALLOCATION query waits in each branch's
+  // queue until that queue is empty. A pause meanwhile deadlocks the pipeline (GStreamer's tee
+  // and queue, no weave element needed: a sink of a faster branch finds its queue already empty
+  // and never prerolls, while the slow branch's prerolled sink keeps its queue from emptying).
+  gst_pad_link_full(b->tee_pad, qpad,
+                    static_cast<GstPadLinkCheck>(GST_PAD_LINK_CHECK_DEFAULT | GST_PAD_LINK_CHECK_NO_RECONFIGURE));
   gst_object_unref(qpad);
   gst_object_unref(tee);
   return b;
@@ -564,9 +604,10 @@ int main(int argc, char** argv) {
           std::lock_guard<std::mutex> lock(step_mu);
           last = step;
         }
+        // Most telling last (the end of the output is what a CI log keeps): the trace, the
+        // stacks, the states and counts, the problems seen, what failed.
+        if (tracing) dump_trace(s.model_dir + "/soak-trace.txt", 40);
         dump_stacks(s.model_dir + "/soak-stacks.txt");
-        if (tracing) dump_trace(s.model_dir + "/soak-trace.txt", 60);
-        // After the stacks, so that the end of the output (what a CI log keeps) says what failed.
         std::fprintf(stderr, "soak: last step: %s\n", last.c_str());
         report_states(s.pipeline);
         {
@@ -577,6 +618,10 @@ int main(int argc, char** argv) {
                          static_cast<unsigned long long>(c->in[1].load()),
                          static_cast<unsigned long long>(c->out.load()),
                          static_cast<unsigned long long>(c->flushes.load()));
+        }
+        {
+          std::lock_guard<std::mutex> lock(g_problems_mu);
+          for (const auto& p : g_problems) std::fprintf(stderr, "soak: (earlier) %s\n", p.c_str());
         }
         {
           std::lock_guard<std::mutex> lock(failures_mu);
