@@ -260,9 +260,10 @@ void dump_trace(const std::string& file, int tail) {
     if (l.find(" GST_STATES ") == std::string::npos && l.find(" bin ") == std::string::npos &&
         l.find(" task ") == std::string::npos)
       flow.push_back(&l);
-  std::fprintf(stderr, "soak: %zu debug lines in %s; the last %d of the data flow:\n", lines.size(), file.c_str(),
-               tail);
-  for (std::size_t i = flow.size() > static_cast<std::size_t>(tail) ? flow.size() - tail : 0; i < flow.size(); ++i)
+  std::fprintf(stderr, "soak: %zu debug lines in %s; the last %d of the data flow:\n", lines.size(),
+               file.c_str(), tail);
+  for (std::size_t i = flow.size() > static_cast<std::size_t>(tail) ? flow.size() - tail : 0; i < flow.size();
+       ++i)
     std::fprintf(stderr, "  %s\n", brief(*flow[i]).c_str());
   std::fprintf(stderr, "soak: the last %d of all:\n", tail / 2);
   for (std::size_t i = lines.size() > static_cast<std::size_t>(tail / 2) ? lines.size() - tail / 2 : 0;
@@ -397,8 +398,9 @@ std::unique_ptr<Branch> add_branch(Soak& s, int index) {
   // queue until that queue is empty. A pause meanwhile deadlocks the pipeline (GStreamer's tee
   // and queue, no weave element needed: a sink of a faster branch finds its queue already empty
   // and never prerolls, while the slow branch's prerolled sink keeps its queue from emptying).
-  gst_pad_link_full(b->tee_pad, qpad,
-                    static_cast<GstPadLinkCheck>(GST_PAD_LINK_CHECK_DEFAULT | GST_PAD_LINK_CHECK_NO_RECONFIGURE));
+  gst_pad_link_full(
+      b->tee_pad, qpad,
+      static_cast<GstPadLinkCheck>(GST_PAD_LINK_CHECK_DEFAULT | GST_PAD_LINK_CHECK_NO_RECONFIGURE));
   gst_object_unref(qpad);
   gst_object_unref(tee);
   return b;
