@@ -450,15 +450,29 @@ inline void pool(const PoolArgs& a, const Parallel& par) {
 
 // y = act(x) * post_mul + post_add, the kind dispatched once (not per vector). One thread's
 // share of an elementwise op (unary_fast.cpp splits it).
+// Four vectors a step: a polynomial activation is one long chain of dependent operations per
+// vector, and four independent ones side by side keep the FMA units busy (Exp 0.19 -> 0.12 ns
+// an element). Everything the loop reads is a local value: through the lambda's references the
+// compiler reloaded the pointers after every store.
 inline void activate_array(const float* x, float* y, int64_t n, Activation act) {
-  const bool post = act.post_mul != 1.f || act.post_add != 0.f;
-  with_activation(act.kind, [&](auto k) {
+  with_activation(act.kind, [x, y, n, act](auto k) {
     constexpr Activation::Kind K = decltype(k)::value;
-    auto one = [&](V v) {
+    const bool post = act.post_mul != 1.f || act.post_add != 0.f;
+    const float pm = act.post_mul, pa = act.post_add;
+    auto one = [post, pm, pa, &act](V v) {
       v = activation_of<K>(v, act);
-      return post ? Simd::fma(v, Simd::set1(act.post_mul), Simd::set1(act.post_add)) : v;
+      return post ? Simd::fma(v, Simd::set1(pm), Simd::set1(pa)) : v;
     };
     int64_t i = 0;
+    for (; i + 4 * Simd::W <= n; i += 4 * Simd::W) {
+      V v[4];
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) v[j] = Simd::load(x + i + j * Simd::W);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) v[j] = one(v[j]);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) Simd::store(y + i + j * Simd::W, v[j]);
+    }
     for (; i + Simd::W <= n; i += Simd::W) Simd::store(y + i, one(Simd::load(x + i)));
     if (i < n) {
       const auto m = Simd::mask(n - i);
