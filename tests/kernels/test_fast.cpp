@@ -197,6 +197,23 @@ BOOST_AUTO_TEST_CASE(conv_every_block_height_matches_reference) {
   }
 }
 
+// Maps of height 0 (an input of no rows, padded in width): the output has no pixel, and the
+// GEMM must not build a block for one (a block's spare rows repeat its last pixel).
+BOOST_AUTO_TEST_CASE(conv_over_empty_maps_matches_reference) {
+  if (!have_fast()) return;
+  for (int64_t k : {1, 3}) {
+    KernelCase kc;
+    kc.op = "Conv";
+    kc.attrs.set("kernel_shape", std::vector<int64_t>{k, k});
+    kc.attrs.set("auto_pad", std::string("SAME_UPPER"));
+    kc.inputs.push_back(random_f32(Dims{1, 8, 0, 7}, 31));
+    kc.inputs.push_back(random_f32(Dims{16, 8, k, k}, 32));
+    kc.inputs.push_back(random_f32(Dims{16}, 33));
+    kc.constant = {false, true, true};
+    compare(kc, {0}, 0, "empty map, " + std::to_string(k) + "x" + std::to_string(k), 1);
+  }
+}
+
 // Dilated windows over maps not much wider than they are (DeepLab's rate-12 3x3 over 20x20), and
 // padding wider than the window: the GEMM skips the taps of a block whose every row reads the
 // padding (impl_conv_gemm.h, skip_padding_taps), down to none for pixels wholly in the padding.

@@ -153,7 +153,7 @@ std::vector<std::string> g_problems;
 void note_problem(const std::string& text) {
   std::fprintf(stderr, "soak: %s\n", text.c_str());
   std::lock_guard<std::mutex> lock(g_problems_mu);
-  g_problems.push_back(text);
+  if (g_problems.size() < 20) g_problems.push_back(text);  // the first ones tell; any fails the run
 }
 
 void log_handler(const gchar* domain, GLogLevelFlags level, const gchar* message, gpointer) {
@@ -339,7 +339,8 @@ struct Soak {
           gst_message_parse_error(m, &err, &dbg);
         else
           gst_message_parse_warning(m, &err, &dbg);
-        note_problem(std::string(GST_MESSAGE_TYPE_NAME(m)) + " from " + GST_OBJECT_NAME(m->src) + ": " +
+        const gchar* from = m->src != nullptr ? GST_OBJECT_NAME(m->src) : nullptr;
+        note_problem(std::string(GST_MESSAGE_TYPE_NAME(m)) + " from " + (from ? from : "?") + ": " +
                      err->message + " (" + (dbg ? dbg : "") + ")");
         g_error_free(err);
         g_free(dbg);
@@ -398,9 +399,14 @@ std::unique_ptr<Branch> add_branch(Soak& s, int index) {
   // queue until that queue is empty. A pause meanwhile deadlocks the pipeline (GStreamer's tee
   // and queue, no weave element needed: a sink of a faster branch finds its queue already empty
   // and never prerolls, while the slow branch's prerolled sink keeps its queue from emptying).
-  gst_pad_link_full(
+  const GstPadLinkReturn linked = gst_pad_link_full(
       b->tee_pad, qpad,
       static_cast<GstPadLinkCheck>(GST_PAD_LINK_CHECK_DEFAULT | GST_PAD_LINK_CHECK_NO_RECONFIGURE));
+  if (linked != GST_PAD_LINK_OK) {
+    std::fprintf(stderr, "soak: FAIL: %s: the tee's new pad would not link to its queue (%s)\n", name.c_str(),
+                 gst_pad_link_get_name(linked));
+    std::_Exit(1);
+  }
   gst_object_unref(qpad);
   gst_object_unref(tee);
   return b;

@@ -16,8 +16,6 @@
 namespace weave::fast {
 namespace {
 
-// Windows up to this many taps use the implicit GEMM (its per-task address table is bounded).
-constexpr int64_t kMaxGemmTaps = 121;
 // Winograd pays when both channel counts are large enough for the GEMMs to dominate the
 // transforms, and its weights (4x the direct ones) stay within this many bytes per layer.
 constexpr int64_t kWinogradMinChannels = 16;

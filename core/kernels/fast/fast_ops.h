@@ -57,6 +57,10 @@ struct PackedLayout {
   int64_t group_floats = 0;  // floats of one group's panels
 };
 
+// Windows up to this many taps use the implicit GEMM: its per-task address table (and the
+// taps' offsets, WindowTaps) are bounded (a static_assert in impl_conv_gemm.h).
+inline constexpr int64_t kMaxGemmTaps = 121;
+
 // Implicit-GEMM convolution over NHWC data; also plain GEMM (a 1x1 convolution over "pixels"
 // that are the rows of A). y[n, oh, ow, g*Mg + m] = act(sum_{kh,kw,c} x[n, ih, iw, g*Cg + c] *
 // w[g][m][c][kh][kw] + bias[g*Mg + m] + residual[...]).

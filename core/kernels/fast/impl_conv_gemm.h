@@ -304,6 +304,7 @@ inline void direct_rows(const float** ab, const float* x, int64_t ldx, int64_t f
 // A windowed convolution's taps as the micro-kernel sees them, worked out once per run: in row
 // mode a tap is one row of the window (KW * Cg contiguous floats), else one pixel of it; off[t]
 // is tap t's distance in floats from the window's first pixel.
+static_assert(kMaxGemmTaps <= kMaxAddr / kMR, "every tap of a window the implicit GEMM takes has its offset");
 struct WindowTaps {
   bool rows_mode = false;
   int64_t count = 0;
@@ -396,6 +397,8 @@ __attribute__((noinline)) inline bool window_rows(const float** ab, const ConvGe
 
 inline void conv_gemm(const ConvGemmArgs& g, const Parallel& par) {
   const int64_t P = g.OH * g.OW, taps = g.KH * g.KW;
+  // An empty output (a map of height or width 0) has no pixel whose rows a block could repeat.
+  if (P == 0 || g.N == 0 || g.Mg == 0) return;
   const int64_t panels = (g.Mg + kNR - 1) / kNR;
   const bool direct =
       taps == 1 && g.SH == 1 && g.SW == 1 && g.PT == 0 && g.PL == 0 && g.OH == g.IH && g.OW == g.IW;
