@@ -1,5 +1,6 @@
 #include "core/kernels/fast/epilogue.h"
 
+#include "core/kernels/fused_activation.h"
 #include "core/kernels/kernel_util.h"
 
 namespace weave::fast {

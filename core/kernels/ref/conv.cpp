@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/kernels/fused_activation.h"
 #include "core/kernels/ref/gemm_ref.h"
 #include "core/kernels/ref/register.h"
 #include "core/kernels/registry.h"

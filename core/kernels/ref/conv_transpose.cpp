@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/kernels/fused_activation.h"
 #include "core/kernels/ref/conv.h"
 #include "core/kernels/ref/gemm_ref.h"
 #include "core/kernels/ref/register.h"

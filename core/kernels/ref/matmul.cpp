@@ -2,6 +2,7 @@
 // gemm_ref.h; the batch layout is matmul_plan.h's, which the fast MatMul shares. The compiler's
 // epilogue fusion (core/compiler/fuse_conv_epilogue.h) may give it a 3rd input, a bias of N
 // elements added to every row, and the "activation" attributes, applied after.
+#include "core/kernels/fused_activation.h"
 #include "core/kernels/kernel_util.h"
 #include "core/kernels/matmul_plan.h"
 #include "core/kernels/ref/gemm_ref.h"
