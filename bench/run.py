@@ -583,7 +583,7 @@ def latency_table(res, rows, failed, threads_list):
     summary = []
     for (name, t), v in res.items():
         med = {rt: (statistics.median(v[rt]) if v[rt] else None) for rt in RUNTIMES}
-        ratio = med['weave'] / med['ort'] if med['weave'] and med['ort'] else None
+        ratio = paired_ratio(v['weave'], v['ort'])
         if ratio:
             ratios[t].append(ratio)
         mark = ' ✗' if ratio and ratio > 1.1 else ''
@@ -617,6 +617,14 @@ def latency_table(res, rows, failed, threads_list):
     return lines, {'rows': summary, 'geomean': geo, 'failed': {'%s/%s' % k: v for k, v in failed.items()}}
 
 
+def paired_ratio(ws, os_):
+    """The median of the rounds' ratios ws[r] / os_[r]: each round's two runs are next to each
+    other in time, so a machine whose speed drifts over minutes (shared VMs: a model's time moves
+    by a third between runs a minute apart) moves it less than a ratio of the two medians."""
+    pairs = [w / o for w, o in zip(ws, os_) if w and o]
+    return statistics.median(pairs) if pairs else None
+
+
 def broad_table(res, rows, failed, threads_list, match):
     """The broad set's table: weave and ORT per model and thread count, the ratio, whether the
     outputs match; geometric means and the worst ratio per thread count."""
@@ -633,7 +641,7 @@ def broad_table(res, rows, failed, threads_list, match):
             v = res[(name, t)]
             w = statistics.median(v['weave']) if v['weave'] else None
             o = statistics.median(v['ort']) if v['ort'] else None
-            ratio = w / o if w and o else None
+            ratio = paired_ratio(v['weave'], v['ort'])
             if ratio:
                 ratios[t].append((ratio, name))
             cells += [fmt(w, 2), fmt(o, 2), (fmt(ratio, 2) + (' ✗' if ratio and ratio > 1.1 else '')) if ratio else
@@ -650,6 +658,20 @@ def broad_table(res, rows, failed, threads_list, match):
         lines.append('- %d thread%s: geometric mean weave / ORT over %d models %s (target <= 0.8), worst %s %s '
                      '(target: none above 1.1)' % (t, '' if t == 1 else 's', len(ratios[t]), fmt(g, 2),
                                                    worst[1], fmt(worst[0], 2)))
+    # The best runs' ratio: noise on a shared machine only ever adds time, so the fastest run of
+    # each side over every round is the one least moved by it.
+    summary['geomean_best'] = {}
+    for t in threads_list:
+        best = []
+        for name in names:
+            w, o = rows.get((name, t, 'weave'), {}).get('min_ms'), rows.get((name, t, 'ort'), {}).get('min_ms')
+            if w and o:
+                best.append((w / o, name))
+        g = geomean([r for r, _ in best])
+        summary['geomean_best'][t] = g
+        worst = max(best) if best else (None, '–')
+        lines.append('- %d thread%s, the fastest run of each side over all rounds: geometric mean %s, worst %s %s' %
+                     (t, '' if t == 1 else 's', fmt(g, 2), worst[1], fmt(worst[0], 2)))
     bad = [n for n in names if not (isinstance(match.get(n), float) and match[n] <= 1)]
     lines.append('- match: max |weave - ORT| / (%g + %g |ORT|) over every float output on the same input; '
                  'not matching: %s' % (BROAD_ATOL, BROAD_RTOL, ', '.join(bad) if bad else 'none'))
@@ -797,7 +819,12 @@ def main():
     ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
     ap.add_argument('--quick', action='store_true')
     ap.add_argument('--only', default=','.join(SECTIONS))
+    ap.add_argument('--rounds', type=int, default=None,
+                    help='rounds of the latency and broad sections (default 3, 1 with --quick); '
+                         'more on a noisy machine')
     a = ap.parse_args()
+    if a.rounds is not None and a.rounds < 1:
+        ap.error('--rounds: at least 1')
     build = os.path.abspath(a.build)
     ort = find_ort()
     if not ort:
@@ -869,7 +896,7 @@ def main():
         md += ['', '- target: fast / reference <= 1.5 (✗ above)', '']
     if 'latency' in only:
         threads = [1, 2]
-        rounds = 1 if a.quick else 3
+        rounds = a.rounds or (1 if a.quick else 3)
         md += ['## 4. Latency: weave, ONNX Runtime, OpenCV DNN, PyTorch', '',
                'Median of per-run medians over %d round(s); in every round each model and thread count runs on '
                'every runtime in turn (round-robin, the first runtime rotating), each in a fresh process, on the '
@@ -880,8 +907,9 @@ def main():
                'PyTorch `bench/py_latency.py torch` (the same architecture and seeded weights as the ONNX file, '
                'from scripts/export_models.py, eager mode, torch.set_num_threads(T), '
                'torch.set_num_interop_threads(1), torch.inference_mode()). lstm_lm runs one sequence: tokens '
-               '1x32 (int64), h0 and c0 1x1x128.' % rounds, '']
-        res, rows, failed, peaks = r.latency(LATENCY_MODELS, threads)
+               '1x32 (int64), h0 and c0 1x1x128. weave / ORT: the median of the rounds\' ratios (the two '
+               'runs of a round are close in time; the machine\'s speed drifts between rounds).' % rounds, '']
+        res, rows, failed, peaks = r.latency(LATENCY_MODELS, threads, rounds=rounds)
         part, summ = latency_table(res, rows, failed, threads)
         md += part
         flops = None
@@ -906,12 +934,14 @@ def main():
         summ['chart'] = chart
         result['latency'] = summ
     if 'broad' in only:
-        rounds = BROAD_ROUNDS[0 if a.quick else 1]
+        rounds = a.rounds or BROAD_ROUNDS[0 if a.quick else 1]
         md += ['## 4b. The broad set against ONNX Runtime', '',
                'Architectures nobody tuned weave for (bench/broad_set.py: torchvision 0.14 and hand-built '
                'models, seeded random weights), each exported once into build/bench/broad. Median over %d '
                'round(s) of weave `weave bench --threads T --json` and ONNX Runtime 1.30 `bench/ort_latency.js` '
-               '(intraOpNumThreads T), alternated in every round, each in a fresh process. Match: weave\'s '
+               '(intraOpNumThreads T), alternated in every round, each in a fresh process. Ratio: the median '
+               'of the rounds\' ratios, each round\'s two runs next to each other in time (a ratio of the two '
+               'medians would move with the machine\'s speed between rounds). Match: weave\'s '
                'outputs against ONNX Runtime\'s on the same input.' % rounds, '']
         try:
             names = r.broad_set()
