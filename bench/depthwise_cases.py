@@ -20,6 +20,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 # (channels, map size, kernel, stride)
 CASES = [
+    (16, 112, 3, 1),
+    (32, 112, 3, 1),
+    (96, 112, 3, 2),
     (64, 56, 3, 1),
     (72, 56, 3, 1),
     (144, 56, 3, 1),
