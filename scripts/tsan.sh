@@ -22,7 +22,7 @@ if [ ! -f "$dir/build.ninja" ]; then
   fi
   meson setup "$dir" -Db_sanitize=thread -Dgstreamer=disabled -Dtools=disabled "${models[@]}"
 fi
-ninja -C "$dir" -j"${TSAN_JOBS:-1}" tests/threads/test_thread_budget tests/threads/test_factory_threads \
+ninja -C "$dir" -j"${TSAN_JOBS:-2}" tests/threads/test_thread_budget tests/threads/test_factory_threads \
   tests/threads/test_thread_pool tests/publish/test_publisher \
   tests/threads/test_workspace tests/stream/test_batch_group
 export TSAN_OPTIONS="second_deadlock_stack=1 history_size=4 ${TSAN_OPTIONS:-}"
