@@ -9,6 +9,9 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
 
 #include "caps/roi_meta.h"
 #include "caps/tensor_origin.h"
@@ -19,9 +22,20 @@ namespace wc = weave::caps;
 
 namespace {
 
+// A file name in the temporary folder, removed when the program ends (whatever the tests gave).
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("weave_rois_" + std::to_string(::getpid()) + "_" + name))
-      .string();
+  struct Cleanup {
+    std::vector<std::string> paths;
+    ~Cleanup() {
+      std::error_code ec;
+      for (const std::string& p : paths) std::filesystem::remove(p, ec);
+    }
+  };
+  static Cleanup files;
+  files.paths.push_back(
+      (std::filesystem::temp_directory_path() / ("weave_rois_" + std::to_string(::getpid()) + "_" + name))
+          .string());
+  return files.paths.back();
 }
 
 // An RGB frame of w x h (rows padded to 4 bytes, as GStreamer lays them out) of one grey.
