@@ -10,32 +10,21 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <system_error>
-#include <vector>
 
 #include "caps/roi_meta.h"
 #include "caps/tensor_origin.h"
 #include "tests/gst_vision/gst_test_util.h"
+#include "tests/publish/broker.h"  // TempDir
 
 namespace wv = weave::vision;
 namespace wc = weave::caps;
 
 namespace {
 
-// A file name in the temporary folder, removed when the program ends (whatever the tests gave).
+// A file name in a folder of this program's own under /tmp, removed with it at exit.
 std::string temp_path(const std::string& name) {
-  struct Cleanup {
-    std::vector<std::string> paths;
-    ~Cleanup() {
-      std::error_code ec;
-      for (const std::string& p : paths) std::filesystem::remove(p, ec);
-    }
-  };
-  static Cleanup files;
-  files.paths.push_back(
-      (std::filesystem::temp_directory_path() / ("weave_rois_" + std::to_string(::getpid()) + "_" + name))
-          .string());
-  return files.paths.back();
+  static const weave::test::TempDir dir("weave-rois");
+  return (dir.path / name).string();
 }
 
 // An RGB frame of w x h (rows padded to 4 bytes, as GStreamer lays them out) of one grey.
