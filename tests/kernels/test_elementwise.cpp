@@ -355,9 +355,17 @@ BOOST_AUTO_TEST_CASE(pow_takes_mixed_dtypes) {
   BOOST_CHECK(values<int32_t>(ib) == (std::vector<int32_t>{1, 32, 1}));
   auto ii = run1(bin("Pow", make_i64({4}, {3, -2, 2, 5}), make_i64({4}, {3, 3, -1, 0})));
   BOOST_CHECK(values<int64_t>(ii) == (std::vector<int64_t>{27, -8, 0, 1}));
-  // Wraps rather than overflowing.
+  // Wraps rather than overflowing: 3^100 mod 2^64, as int64.
   auto big = run1(bin("Pow", make_i64({1}, {3}), make_i64({1}, {100})));
-  BOOST_CHECK(big.numel() == 1);
+  BOOST_CHECK(values<int64_t>(big) == (std::vector<int64_t>{-2984622845537545263}));
+  // Unsigned exponents of another width; a negative float exponent on an integer base truncates.
+  auto u = run1(bin("Pow", make<int32_t>({3}, {-2, 7, 4}), make<uint8_t>({3}, {3, 0, 255})));
+  BOOST_CHECK(values<int32_t>(u) == (std::vector<int32_t>{-8, 1, 0}));
+  auto nf = run1(bin("Pow", make<int16_t>({2}, {2, 4}), make_f32({2}, {-1, 0.5f})));
+  BOOST_CHECK(values<int16_t>(nf) == (std::vector<int16_t>{0, 2}));
+  // A float64 base with an int32 exponent, broadcast.
+  auto d = run1(bin("Pow", make<double>({2}, {1.5, -2}), make<int32_t>({1}, {3})));
+  BOOST_CHECK(values<double>(d) == (std::vector<double>{3.375, -8}));
 }
 
 BOOST_AUTO_TEST_CASE(more_unary_math) {
