@@ -114,9 +114,20 @@ void conv_case(Rng& r, int kind, int i) {
   // 7: 3x3 depthwise at stride 2 whose channels end in one whole vector past pairs of them
   // (tiles of 4 pixels x 2 vectors, then 4 pixels x 1)
   if (kind == 7) c = r.pick({8, 16, 24, 40, 48, 80}), m = c, group = c, k = 3, s = 2, d = 1;
+  // 8: narrow groups in a 3-wide window, undilated, stride 1 or 2: the blocks of 8 and 4 output
+  // pixels that permute each input pixel once for all the outputs that read it (impl_spatial.h),
+  // on rows long enough for several blocks and their tails
+  if (kind == 8) {
+    const int64_t gw = r.pick({2, 4, 8});
+    group = r.pick({2, 3, 6, 16});
+    c = m = gw * group, k = 3, d = 1;
+  }
   const int64_t eff = (k - 1) * d + 1;
   const int64_t n = r.pick({1, 1, 2}), h = r.range(eff + 1, (kind == 5 ? 9 : 23) + eff),
-                w = r.range(eff + 1, (kind == 5 ? 11 : 29) + eff);
+                w = r.range(eff + 1, (kind == 5   ? 11
+                                      : kind == 8 ? 45
+                                                  : 29) +
+                                         eff);
   const bool epilogue = r.g() % 2 == 0, bias = r.g() % 4 != 0;
   KernelCase kc;
   kc.op = "Conv";
@@ -430,6 +441,12 @@ BOOST_AUTO_TEST_CASE(conv_narrow_groups_match_reference) {
   if (!have_fast()) return;
   Rng r;
   for (int i = 0; i < 40; ++i) conv_case(r, 4, i);
+}
+
+BOOST_AUTO_TEST_CASE(conv_narrow_groups_3_wide_match_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 24; ++i) conv_case(r, 8, i);
 }
 
 BOOST_AUTO_TEST_CASE(pools_match_reference) {

@@ -484,7 +484,9 @@ inline void activate_array(const float* x, float* y, int64_t n, Activation act) 
 // Grouped convolution of narrow groups: NP output pixels ow0.. (their taps [kwl, kwh) inside
 // the input), channel vector [c, c + W) holding W / gw whole groups. Input channel vector x of a
 // pixel serves every input channel i of those groups: lane j reads x[gw * (j / gw) + i] through
-// the permutation idx + i * W, times weight row i.
+// the permutation idx + i * W, times weight row i. Two sums per pixel, of the even and the odd
+// channels i (a group has 2, 4 or 8): a lone edge pixel is otherwise one chain of dependent FMAs,
+// KH * KW * gw long, at the FMA's latency (ResNeXt's 56-wide rows have four such pixels).
 template <int NP>
 inline void gw_pixels(const DepthwiseArgs& a, const int32_t* idx, const float* x, float* y, const float* res,
                       int64_t oh, int64_t ow0, int64_t c, int64_t khl, int64_t khh, int64_t kwl,
@@ -492,9 +494,9 @@ inline void gw_pixels(const DepthwiseArgs& a, const int32_t* idx, const float* x
   const bool full = a.C - c >= Simd::W;
   const auto m = Simd::mask(a.C - c);
   const V b = a.bias != nullptr ? Simd::load(a.bias + c, m) : Simd::zero();
-  V acc[NP];
+  V acc[NP][2];
 #pragma GCC unroll 4
-  for (int p = 0; p < NP; ++p) acc[p] = b;
+  for (int p = 0; p < NP; ++p) acc[p][0] = b, acc[p][1] = Simd::zero();
   const int64_t ih0 = oh * a.SH - a.PT, iw0 = ow0 * a.SW - a.PL;
   const int64_t step = a.SW * a.C;
   for (int64_t kh = khl; kh < khh; ++kh) {
@@ -506,15 +508,57 @@ inline void gw_pixels(const DepthwiseArgs& a, const int32_t* idx, const float* x
 #pragma GCC unroll 4
       for (int p = 0; p < NP; ++p) xv[p] = full ? Simd::load(xp + p * step) : Simd::load(xp + p * step, m);
       const float* wp = wr + kw * a.gw * a.c_pad;
-      for (int64_t i = 0; i < a.gw; ++i) {
-        const V w = Simd::load(wp + i * a.c_pad);
+      for (int64_t i = 0; i < a.gw; i += 2) {
+        const V w0 = Simd::load(wp + i * a.c_pad), w1 = Simd::load(wp + (i + 1) * a.c_pad);
         const int32_t* perm = idx + i * Simd::W;
 #pragma GCC unroll 4
-        for (int p = 0; p < NP; ++p) acc[p] = Simd::fma(Simd::permute(xv[p], perm), w, acc[p]);
+        for (int p = 0; p < NP; ++p) {
+          acc[p][0] = Simd::fma(Simd::permute(xv[p], perm), w0, acc[p][0]);
+          acc[p][1] = Simd::fma(Simd::permute(xv[p], perm + Simd::W), w1, acc[p][1]);
+        }
       }
     }
   }
 #pragma GCC unroll 4
+  for (int p = 0; p < NP; ++p)
+    finish_vector(Simd::add(acc[p][0], acc[p][1]), y + (ow0 + p) * a.ldy + c,
+                  res != nullptr ? res + (ow0 + p) * a.C + c : nullptr, full, m, RuntimeAct{a.act});
+}
+
+// gw_pixels for NP interior output pixels of a 3-wide window at stride S across (ResNeXt's and
+// RegNet's 3x3): input pixel q of a row is permuted once per input channel i and serves every
+// output whose window holds it, where gw_pixels permutes it once per output. Per row of the
+// window and channel i: (NP - 1) * S + 3 permutations for 3 * NP FMAs (gw_pixels: one for each),
+// so the shuffle unit no longer limits the FMAs, and NP independent sums hide the FMA latency.
+template <int NP, int S>
+inline void gw_pixels_k3(const DepthwiseArgs& a, const int32_t* idx, const float* x, float* y,
+                         const float* res, int64_t oh, int64_t ow0, int64_t c, int64_t khl, int64_t khh) {
+  const bool full = a.C - c >= Simd::W;
+  const auto m = Simd::mask(a.C - c);
+  const V b = a.bias != nullptr ? Simd::load(a.bias + c, m) : Simd::zero();
+  V acc[NP];
+#pragma GCC unroll 8
+  for (int p = 0; p < NP; ++p) acc[p] = b;
+  const int64_t ih0 = oh * a.SH - a.PT, iw0 = ow0 * S - a.PL;
+  constexpr int kPixels = (NP - 1) * S + 3;
+  for (int64_t kh = khl; kh < khh; ++kh) {
+    const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
+    const float* wr = a.w + kh * 3 * a.gw * a.c_pad + c;
+    for (int64_t i = 0; i < a.gw; ++i) {
+      const int32_t* perm = idx + i * Simd::W;
+      const V w[3] = {Simd::load(wr + i * a.c_pad), Simd::load(wr + (a.gw + i) * a.c_pad),
+                      Simd::load(wr + (2 * a.gw + i) * a.c_pad)};
+#pragma GCC unroll 17
+      for (int q = 0; q < kPixels; ++q) {
+        const V xq = Simd::permute(full ? Simd::load(xr + q * a.C) : Simd::load(xr + q * a.C, m), perm);
+#pragma GCC unroll 3
+        for (int kw = 0; kw < 3; ++kw)
+          if (q >= kw && (q - kw) % S == 0 && (q - kw) / S < NP)
+            acc[(q - kw) / S] = Simd::fma(xq, w[kw], acc[(q - kw) / S]);
+      }
+    }
+  }
+#pragma GCC unroll 8
   for (int p = 0; p < NP; ++p)
     finish_vector(acc[p], y + (ow0 + p) * a.ldy + c, res != nullptr ? res + (ow0 + p) * a.C + c : nullptr,
                   full, m, RuntimeAct{a.act});
@@ -532,6 +576,7 @@ inline void grouped_narrow(const DepthwiseArgs& a, const Parallel& par) {
   int64_t in_hi = a.IW + a.PL - span <= 0 ? 0 : (a.IW + a.PL - span - 1) / a.SW + 1;
   if (in_hi > a.OW) in_hi = a.OW;
   if (in_lo > in_hi) in_lo = in_hi;
+  const bool k3 = a.KW == 3 && a.DW == 1;
   const int64_t rows = a.N * a.OH;
   const double work = 2.0 * static_cast<double>(rows * a.OW * a.C * a.KH * a.KW * a.gw);
   par.for_range(rows, grain_for(par, rows, work), [&](int64_t r0, int64_t r1) {
@@ -550,6 +595,14 @@ inline void grouped_narrow(const DepthwiseArgs& a, const Parallel& par) {
         };
         int64_t ow = 0;
         for (; ow < in_lo; ++ow) edge(ow);
+        if (k3 && a.SW == 1) {
+          for (; ow + 8 <= in_hi; ow += 8) gw_pixels_k3<8, 1>(a, idx, x, y, res, oh, ow, c, khl, khh);
+          for (; ow + 4 <= in_hi; ow += 4) gw_pixels_k3<4, 1>(a, idx, x, y, res, oh, ow, c, khl, khh);
+        }
+        if (k3 && a.SW == 2) {
+          for (; ow + 8 <= in_hi; ow += 8) gw_pixels_k3<8, 2>(a, idx, x, y, res, oh, ow, c, khl, khh);
+          for (; ow + 4 <= in_hi; ow += 4) gw_pixels_k3<4, 2>(a, idx, x, y, res, oh, ow, c, khl, khh);
+        }
         for (; ow + 4 <= in_hi; ow += 4) gw_pixels<4>(a, idx, x, y, res, oh, ow, c, khl, khh, 0, a.KW);
         for (; ow < a.OW; ++ow) edge(ow);
       }
