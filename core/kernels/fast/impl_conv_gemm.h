@@ -162,7 +162,35 @@ __attribute__((noinline)) void store_tile_from_k(const float* acc, const Tile& t
               : left >= Simd::W              ? Simd::load(t.bias + v * Simd::W)
                                              : Simd::load(t.bias + v * Simd::W, Simd::mask(left));
   }
-  for (int r = 0; r < t.rows; ++r) {
+  int r = 0;
+  // Whole-width rows, kInterleave<K> / NV at a time, through the activation's interleaved form
+  // (impl_epilogue.h): GELU after a Gemm or MatMul.
+  if constexpr (kInterleave < K >> NV) {
+    constexpr int R = kInterleave<K> / NV;
+    using L = Lanes<R * NV>;
+    if (t.cols == NV * Simd::W)
+      for (; r + R <= t.rows; r += R) {
+        typename L::V o;
+#pragma GCC unroll 8
+        for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) {
+            V x = Simd::add(Simd::load(acc + ((r + i) * NV + v) * Simd::W), bias[v]);
+            if (t.res != nullptr) x = Simd::add(x, Simd::load(t.res + (r + i) * t.ldr + v * Simd::W));
+            o.v[i * NV + v] = x;
+          }
+        o = activation_of<K, L>(o, a);
+#pragma GCC unroll 8
+        for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) {
+            const V y = o.v[i * NV + v];
+            Simd::store(t.y + (r + i) * t.ldy + v * Simd::W,
+                        post ? Simd::fma(y, Simd::set1(a.post_mul), Simd::set1(a.post_add)) : y);
+          }
+      }
+  }
+  for (; r < t.rows; ++r) {
     float* yr = t.y + r * t.ldy;
     const float* rr = t.res != nullptr ? t.res + r * t.ldr : nullptr;
 #pragma GCC unroll 4

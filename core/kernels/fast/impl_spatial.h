@@ -452,18 +452,29 @@ inline void pool(const PoolArgs& a, const Parallel& par) {
 // share of an elementwise op (unary_fast.cpp splits it).
 // Four vectors a step: a polynomial activation is one long chain of dependent operations per
 // vector, and four independent ones side by side keep the FMA units busy (Exp 0.19 -> 0.12 ns
-// an element). Everything the loop reads is a local value: through the lambda's references the
-// compiler reloaded the pointers after every store.
+// an element); GELU's chain is longer still, and runs kInterleave vectors interleaved
+// (impl_epilogue.h). Everything the loop reads is a local value: through the lambda's
+// references the compiler reloaded the pointers after every store.
 inline void activate_array(const float* x, float* y, int64_t n, Activation act) {
   with_activation(act.kind, [x, y, n, act](auto k) {
     constexpr Activation::Kind K = decltype(k)::value;
     const bool post = act.post_mul != 1.f || act.post_add != 0.f;
     const float pm = act.post_mul, pa = act.post_add;
-    auto one = [post, pm, pa, &act](V v) {
-      v = activation_of<K>(v, act);
-      return post ? Simd::fma(v, Simd::set1(pm), Simd::set1(pa)) : v;
-    };
+    auto finish = [post, pm, pa](V v) { return post ? Simd::fma(v, Simd::set1(pm), Simd::set1(pa)) : v; };
+    auto one = [&act, &finish](V v) { return finish(activation_of<K>(v, act)); };
     int64_t i = 0;
+    if constexpr (kInterleave < K >> 1) {
+      constexpr int N = kInterleave<K>;
+      using L = Lanes<N>;
+      for (; i + N * Simd::W <= n; i += N * Simd::W) {
+        typename L::V v;
+#pragma GCC unroll 8
+        for (int j = 0; j < N; ++j) v.v[j] = Simd::load(x + i + j * Simd::W);
+        v = activation_of<K, L>(v, act);
+#pragma GCC unroll 8
+        for (int j = 0; j < N; ++j) Simd::store(y + i + j * Simd::W, finish(v.v[j]));
+      }
+    }
     for (; i + 4 * Simd::W <= n; i += 4 * Simd::W) {
       V v[4];
 #pragma GCC unroll 4

@@ -38,6 +38,7 @@ struct Simd {
   static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static V sqrt(V a) { return _mm512_sqrt_ps(a); }
   static V abs(V a) { return _mm512_andnot_ps(set1(-0.f), a); }
+  static V scalef(V a, V n) { return _mm512_scalef_ps(a, n); }  // a * 2^floor(n)
   // Lane i of the result is lane idx[i] of v (idx: W int32).
   static V permute(V v, const int32_t* idx) { return _mm512_permutexvar_ps(_mm512_loadu_si512(idx), v); }
   // Lane i of the result: a[idx[i]] for idx[i] < W, else b[idx[i] - W].
@@ -143,6 +144,61 @@ struct Simd {
 
 using V = Simd::V;
 
+// N vectors as one value, each operation applied to all N in turn. The activations below are
+// written once over a policy S (Simd, or Lanes<N>); over Lanes<N> they run N independent chains
+// interleaved instruction by instruction. GCC does not reorder x86 code across such chains, and
+// one vector's chain (GELU's: a division, 10 and 7 FMAs of polynomials, about 90 cycles of
+// latency) is longer than the out-of-order window covers: GELU over 151K floats on the Xeon, 4
+// vectors one after another 154 us, 8 interleaved 95 us (one thread, the same process). Only
+// long chains gain: see kInterleave in impl_epilogue.h.
+template <int N>
+struct Lanes {
+  struct V {
+    Simd::V v[N];
+  };
+  static constexpr int W = Simd::W;
+
+#define WEAVE_LANES(signature, expr)                                    \
+  __attribute__((always_inline)) static V signature {                   \
+    V r;                                                                \
+    _Pragma("GCC unroll 16") for (int j = 0; j < N; ++j) r.v[j] = expr; \
+    return r;                                                           \
+  }
+  WEAVE_LANES(zero(), Simd::zero())
+  WEAVE_LANES(set1(float x), Simd::set1(x))
+  WEAVE_LANES(fma(V a, V b, V c), Simd::fma(a.v[j], b.v[j], c.v[j]))
+  WEAVE_LANES(fnma(V a, V b, V c), Simd::fnma(a.v[j], b.v[j], c.v[j]))
+  WEAVE_LANES(add(V a, V b), Simd::add(a.v[j], b.v[j]))
+  WEAVE_LANES(sub(V a, V b), Simd::sub(a.v[j], b.v[j]))
+  WEAVE_LANES(mul(V a, V b), Simd::mul(a.v[j], b.v[j]))
+  WEAVE_LANES(div(V a, V b), Simd::div(a.v[j], b.v[j]))
+  WEAVE_LANES(max(V a, V b), Simd::max(a.v[j], b.v[j]))
+  WEAVE_LANES(min(V a, V b), Simd::min(a.v[j], b.v[j]))
+  WEAVE_LANES(round(V a), Simd::round(a.v[j]))
+  WEAVE_LANES(sqrt(V a), Simd::sqrt(a.v[j]))
+  WEAVE_LANES(abs(V a), Simd::abs(a.v[j]))
+  WEAVE_LANES(sign(V a), Simd::sign(a.v[j]))
+  WEAVE_LANES(bit_or(V a, V b), Simd::bit_or(a.v[j], b.v[j]))
+  WEAVE_LANES(select_lt(V a, V b, V t, V f), Simd::select_lt(a.v[j], b.v[j], t.v[j], f.v[j]))
+  WEAVE_LANES(select_eq(V a, V b, V t, V f), Simd::select_eq(a.v[j], b.v[j], t.v[j], f.v[j]))
+  WEAVE_LANES(select_neg(V a, V b), Simd::select_neg(a.v[j], b.v[j]))
+  WEAVE_LANES(frexp_mant(V a), Simd::frexp_mant(a.v[j]))
+  WEAVE_LANES(frexp_exp(V a), Simd::frexp_exp(a.v[j]))
+  WEAVE_LANES(pow2i(V a), Simd::pow2i(a.v[j]))
+#if WEAVE_FAST_ISA == 512
+  WEAVE_LANES(scalef(V a, V n), Simd::scalef(a.v[j], n.v[j]))
+#endif
+#undef WEAVE_LANES
+};
+
+// c0 x^n + c1 x^(n-1) + ... + cn by Horner's rule (one FMA a coefficient).
+template <class S, class... C>
+__attribute__((always_inline)) inline typename S::V horner(typename S::V x, float c0, C... c) {
+  typename S::V p = S::set1(c0);
+  ((p = S::fma(p, x, S::set1(c))), ...);
+  return p;
+}
+
 // e^x to about 2 ulp over the float range (range reduction by ln 2, degree-6 polynomial). NaN
 // in, NaN out. Inline always: the activations' loops (SiLU, GELU, sigmoid) call it per vector,
 // and out of line it cost them a call and their constants reloaded each time.
@@ -151,63 +207,56 @@ using V = Simd::V;
 // clamped only to keep n finite. AVX2 builds 2^n from the exponent bits: it clamps below -87.3
 // (to about 1e-38) and gives +inf above 88.38 (where e^x passes 2^127.5; it overflows float at
 // 88.72).
-__attribute__((always_inline)) inline V exp(V x) {
+template <class S = Simd>
+__attribute__((always_inline)) inline typename S::V exp(typename S::V x) {
+  using V = typename S::V;
 #if WEAVE_FAST_ISA == 512
-  const V hi = Simd::set1(89.f), lo = Simd::set1(-104.f);
+  const V hi = S::set1(89.f), lo = S::set1(-104.f);
 #else
-  const V hi = Simd::set1(88.3762626647949f), lo = Simd::set1(-87.3365447504f);
+  const V hi = S::set1(88.3762626647949f), lo = S::set1(-87.3365447504f);
 #endif
-  const V xc = Simd::max(lo, Simd::min(hi, x));  // operand order keeps NaN (min/max return the 2nd)
-  const V n = Simd::round(Simd::mul(xc, Simd::set1(1.44269504088896341f)));
-  V r = Simd::fma(n, Simd::set1(-0.693359375f), xc);
-  r = Simd::fma(n, Simd::set1(2.12194440e-4f), r);
-  V p = Simd::set1(1.9875691500e-4f);
-  p = Simd::fma(p, r, Simd::set1(1.3981999507e-3f));
-  p = Simd::fma(p, r, Simd::set1(8.3334519073e-3f));
-  p = Simd::fma(p, r, Simd::set1(4.1665795894e-2f));
-  p = Simd::fma(p, r, Simd::set1(1.6666665459e-1f));
-  p = Simd::fma(p, r, Simd::set1(5.0000001201e-1f));
-  p = Simd::fma(Simd::mul(p, r), r, Simd::add(r, Simd::set1(1.f)));
+  const V xc = S::max(lo, S::min(hi, x));  // operand order keeps NaN (min/max return the 2nd)
+  const V n = S::round(S::mul(xc, S::set1(1.44269504088896341f)));
+  V r = S::fma(n, S::set1(-0.693359375f), xc);
+  r = S::fma(n, S::set1(2.12194440e-4f), r);
+  V p = horner<S>(r, 1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
+                  5.0000001201e-1f);
+  p = S::fma(S::mul(p, r), r, S::add(r, S::set1(1.f)));
 #if WEAVE_FAST_ISA == 512
-  return _mm512_scalef_ps(p, n);
+  return S::scalef(p, n);
 #else
-  return Simd::select_lt(hi, x, Simd::set1(__builtin_inff()), Simd::mul(p, Simd::pow2i(n)));
+  return S::select_lt(hi, x, S::set1(__builtin_inff()), S::mul(p, S::pow2i(n)));
 #endif
 }
 
 // ln x to a few ulp for positive x (split into mantissa and exponent, degree-8 polynomial on
 // the mantissa near 1; subnormals scaled by 2^23 first); 0 gives -inf, negative values and NaN
 // give NaN, +inf gives +inf.
-inline V log(V x) {
-  const V one = Simd::set1(1.f);
-  const V tiny = Simd::set1(1.17549435e-38f);  // the least normal float
-  const V xs = Simd::select_lt(x, tiny, Simd::mul(x, Simd::set1(8388608.f)), x);
-  V e = Simd::sub(Simd::frexp_exp(xs), Simd::select_lt(x, tiny, Simd::set1(23.f), Simd::zero()));
-  V m = Simd::frexp_mant(xs);
+template <class S = Simd>
+inline typename S::V log(typename S::V x) {
+  using V = typename S::V;
+  const V one = S::set1(1.f);
+  const V tiny = S::set1(1.17549435e-38f);  // the least normal float
+  const V xs = S::select_lt(x, tiny, S::mul(x, S::set1(8388608.f)), x);
+  V e = S::sub(S::frexp_exp(xs), S::select_lt(x, tiny, S::set1(23.f), S::zero()));
+  V m = S::frexp_mant(xs);
   // m in [sqrt(1/2), sqrt(2)): keeps the polynomial's argument in [-0.29, 0.41]
-  const V small = Simd::select_lt(m, Simd::set1(0.707106781186547524f), one, Simd::zero());
-  e = Simd::sub(e, small);
-  m = Simd::sub(Simd::add(m, Simd::mul(m, small)), one);
-  const V z = Simd::mul(m, m);
-  V p = Simd::set1(7.0376836292e-2f);
-  p = Simd::fma(p, m, Simd::set1(-1.1514610310e-1f));
-  p = Simd::fma(p, m, Simd::set1(1.1676998740e-1f));
-  p = Simd::fma(p, m, Simd::set1(-1.2420140846e-1f));
-  p = Simd::fma(p, m, Simd::set1(1.4249322787e-1f));
-  p = Simd::fma(p, m, Simd::set1(-1.6668057665e-1f));
-  p = Simd::fma(p, m, Simd::set1(2.0000714765e-1f));
-  p = Simd::fma(p, m, Simd::set1(-2.4999993993e-1f));
-  p = Simd::fma(p, m, Simd::set1(3.3333331174e-1f));
-  V y = Simd::mul(Simd::mul(p, m), z);
-  y = Simd::fma(e, Simd::set1(-2.12194440e-4f), y);
-  y = Simd::fma(z, Simd::set1(-0.5f), y);
-  y = Simd::add(m, y);
-  y = Simd::fma(e, Simd::set1(0.693359375f), y);
-  const V inf = Simd::set1(__builtin_inff());
-  y = Simd::select_eq(x, Simd::zero(), Simd::set1(-__builtin_inff()), y);  // +0 and -0
-  y = Simd::select_lt(x, Simd::zero(), Simd::set1(__builtin_nanf("")), y);
-  y = Simd::select_eq(x, inf, inf, y);
-  return Simd::select_eq(x, x, y, x);  // NaN in, NaN out
+  const V small = S::select_lt(m, S::set1(0.707106781186547524f), one, S::zero());
+  e = S::sub(e, small);
+  m = S::sub(S::add(m, S::mul(m, small)), one);
+  const V z = S::mul(m, m);
+  V p = horner<S>(m, 7.0376836292e-2f, -1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f,
+                  1.4249322787e-1f, -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f);
+  V y = S::mul(S::mul(p, m), z);
+  y = S::fma(e, S::set1(-2.12194440e-4f), y);
+  y = S::fma(z, S::set1(-0.5f), y);
+  y = S::add(m, y);
+  y = S::fma(e, S::set1(0.693359375f), y);
+  const V inf = S::set1(__builtin_inff());
+  y = S::select_eq(x, S::zero(), S::set1(-__builtin_inff()), y);  // +0 and -0
+  y = S::select_lt(x, S::zero(), S::set1(__builtin_nanf("")), y);
+  y = S::select_eq(x, inf, inf, y);
+  return S::select_eq(x, x, y, x);  // NaN in, NaN out
 }
 
 }  // namespace weave::fast::WEAVE_ISA_NS
