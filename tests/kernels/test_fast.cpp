@@ -549,8 +549,8 @@ BOOST_AUTO_TEST_CASE(matmul_with_fused_bias_and_activation_matches_reference) {
   // Every activation over whole tiles (40 rows, three full 32-column panels and a partial one),
   // with a post-scale on every other: the epilogues of whole tiles, GELU's interleaved one
   // (impl_conv_gemm.h) among them, which random shapes reach rarely.
-  for (unsigned k = 0; k < kNumActs; ++k) {
-    const std::string act = kActs[k];
+  for (unsigned k = 0; k <= kNumActs; ++k) {
+    const std::string act = k < kNumActs ? kActs[k] : "Gelu";  // the last: its tanh form
     KernelCase kc;
     kc.op = "MatMul";
     kc.inputs.push_back(random_f32(Dims{40, 16}, 9800 + k));
@@ -560,8 +560,9 @@ BOOST_AUTO_TEST_CASE(matmul_with_fused_bias_and_activation_matches_reference) {
     if (!act.empty()) kc.attrs.set("activation", act);
     if (act == "Clip") kc.attrs.set("activation_min", -0.5f), kc.attrs.set("activation_max", 1.5f);
     if (act == "LeakyRelu" || act == "HardSigmoid" || act == "Swish") kc.attrs.set("activation_alpha", 0.3f);
+    if (k == kNumActs) kc.attrs.set("activation_approximate", std::string("tanh"));
     if (k % 2 == 1) kc.attrs.set("activation_post_mul", 0.75f), kc.attrs.set("activation_post_add", -0.25f);
-    compare_plain(kc, 3e-5, "MatMul+bias whole tiles, act '" + act + "'", 1);
+    compare_plain(kc, 3e-5, "MatMul+bias whole tiles, act '" + act + (k == kNumActs ? " tanh'" : "'"), 1);
   }
   // A bias that is not one value per column: both refuse it when planning.
   KernelCase bad;

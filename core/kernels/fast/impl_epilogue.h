@@ -164,13 +164,19 @@ inline typename S::V activation_of(typename S::V v, const Activation& a) {
   }
 }
 
-// Vectors of activation K to compute interleaved (Lanes, simd.h): only GELU's chain is long
-// enough to gain, and only with AVX-512's 32 registers. Measured over 151K floats on the Xeon,
-// one thread, ns an element (one after another / 4 / 8 interleaved): GELU 1.02 / 0.88 / 0.72
-// (AVX2 1.72 / 2.35 / 1.70); SiLU 0.41 / 0.52 / 0.46 and sigmoid 0.42 / 0.50 / 0.45, whose
-// shorter chains the out-of-order window already overlaps, and which spill interleaved.
+// Vectors of activation K to compute interleaved (Lanes, simd.h): only the longest chains gain,
+// and only with AVX-512's 32 registers. Over 151K floats on the Xeon, one thread, ns an element
+// (one vector after another, four at a time / 4 interleaved / 8 interleaved), the best of 12:
+// GELU 1.10 / 1.01 / 0.84, its tanh form 0.90 / 0.87 / 0.63, tanh 0.61 / 0.64 / 0.55, softplus
+// 1.72 / 1.33 / 1.11; not kept: erf 1.00 / 0.98 / 0.96, SiLU 0.43 / 0.54 / 0.48, mish 0.41 /
+// 0.66 / 0.47, exp 0.34 / 0.33 / 0.37 (their chains the out-of-order window already overlaps,
+// and interleaved they spill). With AVX2 (16 registers) GELU 1.72 / 2.35 / 1.70.
 template <Activation::Kind K>
-constexpr int kInterleave = (K == Activation::gelu && Simd::W == 16) ? 8 : 1;
+constexpr int kInterleave = ((K == Activation::gelu || K == Activation::gelu_tanh || K == Activation::tanh ||
+                              K == Activation::softplus) &&
+                             Simd::W == 16)
+                                ? 8
+                                : 1;
 
 // Calls fn(std::integral_constant<Activation::Kind, kind>) for the runtime kind.
 template <class Fn>
