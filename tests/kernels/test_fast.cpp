@@ -122,6 +122,9 @@ void conv_case(Rng& r, int kind, int i) {
     group = r.pick({2, 3, 6, 16});
     c = m = gw * group, k = 3, d = 1;
   }
+  // 9: a 1x1 convolution of 64 or 96 outputs with GELU and a residual in its epilogue: whole
+  // tiles through the interleaved epilogue (impl_conv_gemm.h), the residual added before GELU
+  if (kind == 9) c = r.pick({8, 16, 24}), m = r.pick({64, 96}), k = 1, d = 1, group = 1;
   const int64_t eff = (k - 1) * d + 1;
   const int64_t n = r.pick({1, 1, 2}), h = r.range(eff + 1, (kind == 5 ? 9 : 23) + eff),
                 w = r.range(eff + 1, (kind == 5   ? 11
@@ -131,7 +134,12 @@ void conv_case(Rng& r, int kind, int i) {
   const bool epilogue = r.g() % 2 == 0, bias = r.g() % 4 != 0;
   KernelCase kc;
   kc.op = "Conv";
-  kc.attrs = conv_attrs(r, k, s, d, group, epilogue);
+  kc.attrs = conv_attrs(r, k, s, d, group, epilogue && kind != 9);
+  if (kind == 9) {
+    kc.attrs.set("activation", std::string("Gelu"));
+    if (i % 2 == 1) kc.attrs.set("activation_approximate", std::string("tanh"));
+    if (i % 3 == 2) kc.attrs.set("activation_post_mul", 0.75f), kc.attrs.set("activation_post_add", -0.25f);
+  }
   if (kind == 6) kc.attrs.set("dilations", std::vector<int64_t>{2, 1});
   const uint32_t seed = static_cast<uint32_t>(1000 * kind + i);
   kc.inputs.push_back(random_f32(Dims{n, c, h, w}, seed));
@@ -142,7 +150,7 @@ void conv_case(Rng& r, int kind, int i) {
   auto probe = run_kernel(kc, "reference");
   BOOST_TEST_REQUIRE(probe.ok(), (probe.ok() ? "" : probe.message()));
   std::vector<std::size_t> nhwc = {0};
-  if (epilogue && r.g() % 2 == 0) {
+  if ((epilogue && r.g() % 2 == 0) || kind == 9) {
     kc.inputs.push_back(random_f32((*probe)[0].dims(), seed + 3));
     nhwc.push_back(3);
   }
@@ -447,6 +455,12 @@ BOOST_AUTO_TEST_CASE(conv_narrow_groups_3_wide_match_reference) {
   if (!have_fast()) return;
   Rng r;
   for (int i = 0; i < 24; ++i) conv_case(r, 8, i);
+}
+
+BOOST_AUTO_TEST_CASE(conv_gelu_with_residual_whole_tiles_match_reference) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < 12; ++i) conv_case(r, 9, i);
 }
 
 BOOST_AUTO_TEST_CASE(pools_match_reference) {

@@ -41,7 +41,8 @@ class FastConv final : public NhwcConvKernel {
   Status pack(const float* w, const float* bias) {
     const int64_t taps = KH_ * KW_;
     depthwise_ = Cg_ == 1 && group_ == M_;
-    narrow_ = !depthwise_ && group_ > 1 && Cg_ * group_ == M_ && Cg_ <= kMaxNarrowGroup &&
+    // Cg_ even: the kernel keeps two sums per pixel, of the even and the odd input channels.
+    narrow_ = !depthwise_ && group_ > 1 && Cg_ * group_ == M_ && Cg_ <= kMaxNarrowGroup && Cg_ % 2 == 0 &&
               ops_.vec % Cg_ == 0 && ops_.grouped != nullptr;
     winograd_ = !depthwise_ && group_ == 1 && KH_ == 3 && KW_ == 3 && unit(a_.strides) &&
                 unit(a_.dilations) && Cg_ >= kWinogradMinChannels && M_ >= kWinogradMinChannels &&

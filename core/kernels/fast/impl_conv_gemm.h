@@ -165,8 +165,8 @@ __attribute__((noinline)) void store_tile_from_k(const float* acc, const Tile& t
   int r = 0;
   // Whole-width rows, kInterleave<K> / NV at a time, through the activation's interleaved form
   // (impl_epilogue.h): GELU after a Gemm or MatMul.
-  if constexpr (kInterleave < K >> NV) {
-    constexpr int R = kInterleave<K> / NV;
+  if constexpr (constexpr int kLanes = kInterleave<K>; kLanes > NV) {
+    constexpr int R = kLanes / NV;
     using L = Lanes<R * NV>;
     if (t.cols == NV * Simd::W)
       for (; r + R <= t.rows; r += R) {

@@ -463,8 +463,8 @@ inline void activate_array(const float* x, float* y, int64_t n, Activation act) 
     auto finish = [post, pm, pa](V v) { return post ? Simd::fma(v, Simd::set1(pm), Simd::set1(pa)) : v; };
     auto one = [&act, &finish](V v) { return finish(activation_of<K>(v, act)); };
     int64_t i = 0;
-    if constexpr (kInterleave < K >> 1) {
-      constexpr int N = kInterleave<K>;
+    if constexpr (constexpr int kLanes = kInterleave<K>; kLanes > 1) {
+      constexpr int N = kLanes;
       using L = Lanes<N>;
       for (; i + N * Simd::W <= n; i += N * Simd::W) {
         typename L::V v;
