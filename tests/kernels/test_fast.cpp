@@ -167,18 +167,21 @@ void conv_case(Rng& r, int kind, int i) {
   compare(kc, nhwc, winograd ? 5e-4 : 3e-5 * std::max(1.0, depth / 1000.0), what, 1 + i % 2);
 }
 
+// `count` random convolutions of one kind, from the same seed each time.
+void conv_cases(int kind, int count) {
+  if (!have_fast()) return;
+  Rng r;
+  for (int i = 0; i < count; ++i) conv_case(r, kind, i);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(conv_gemm_matches_reference) {
-  if (!have_fast()) return;
-  Rng r;
-  for (int i = 0; i < 60; ++i) conv_case(r, 0, i);
+  conv_cases(0, 60);
 }
 
 BOOST_AUTO_TEST_CASE(conv_winograd_matches_reference) {
-  if (!have_fast()) return;
-  Rng r;
-  for (int i = 0; i < 30; ++i) conv_case(r, 1, i);
+  conv_cases(1, 30);
 }
 
 // Maps of every pixel count from 1 to 64 (and Winograd tile counts from 1 to 36): the pixels go in
@@ -416,51 +419,35 @@ BOOST_AUTO_TEST_CASE(conv_winograd_lanes_match_reference) {
 }
 
 BOOST_AUTO_TEST_CASE(conv_depthwise_matches_reference) {
-  if (!have_fast()) return;
-  Rng r;
-  for (int i = 0; i < 40; ++i) conv_case(r, 2, i);
+  conv_cases(2, 40);
 }
 
 BOOST_AUTO_TEST_CASE(conv_depthwise_stride_2_matches_reference) {
-  if (!have_fast()) return;
-  Rng r;
-  for (int i = 0; i < 24; ++i) conv_case(r, 7, i);
+  conv_cases(7, 24);
 }
 
 BOOST_AUTO_TEST_CASE(conv_depthwise_of_many_channels_matches_reference) {
-  if (!have_fast()) return;
-  Rng r;
-  for (int i = 0; i < 16; ++i) conv_case(r, 5, i);
+  conv_cases(5, 16);
 }
 
 BOOST_AUTO_TEST_CASE(conv_depthwise_dilated_down_the_rows_matches_reference) {
-  if (!have_fast()) return;
-  Rng r;
-  for (int i = 0; i < 12; ++i) conv_case(r, 6, i);
+  conv_cases(6, 12);
 }
 
 BOOST_AUTO_TEST_CASE(conv_grouped_matches_reference) {
-  if (!have_fast()) return;
-  Rng r;
-  for (int i = 0; i < 20; ++i) conv_case(r, 3, i);
+  conv_cases(3, 20);
 }
 
 BOOST_AUTO_TEST_CASE(conv_narrow_groups_match_reference) {
-  if (!have_fast()) return;
-  Rng r;
-  for (int i = 0; i < 40; ++i) conv_case(r, 4, i);
+  conv_cases(4, 40);
 }
 
 BOOST_AUTO_TEST_CASE(conv_narrow_groups_3_wide_match_reference) {
-  if (!have_fast()) return;
-  Rng r;
-  for (int i = 0; i < 24; ++i) conv_case(r, 8, i);
+  conv_cases(8, 24);
 }
 
 BOOST_AUTO_TEST_CASE(conv_gelu_with_residual_whole_tiles_match_reference) {
-  if (!have_fast()) return;
-  Rng r;
-  for (int i = 0; i < 12; ++i) conv_case(r, 9, i);
+  conv_cases(9, 12);
 }
 
 BOOST_AUTO_TEST_CASE(pools_match_reference) {

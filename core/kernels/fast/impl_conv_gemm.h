@@ -150,10 +150,8 @@ template <int NV, Activation::Kind K>
 __attribute__((noinline)) void store_tile_from_k(const float* acc, const Tile& t) {
   const Activation& a = *t.act;
   const bool post = a.post_mul != 1.f || a.post_add != 0.f;
-  auto act = [&](V o) {
-    o = activation_of<K>(o, a);
-    return post ? Simd::fma(o, Simd::set1(a.post_mul), Simd::set1(a.post_add)) : o;
-  };
+  auto finish = [&](V o) { return post ? Simd::fma(o, Simd::set1(a.post_mul), Simd::set1(a.post_add)) : o; };
+  auto act = [&](V o) { return finish(activation_of<K>(o, a)); };
   V bias[NV];
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
@@ -183,11 +181,8 @@ __attribute__((noinline)) void store_tile_from_k(const float* acc, const Tile& t
 #pragma GCC unroll 8
         for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) {
-            const V y = o.v[i * NV + v];
-            Simd::store(t.y + (r + i) * t.ldy + v * Simd::W,
-                        post ? Simd::fma(y, Simd::set1(a.post_mul), Simd::set1(a.post_add)) : y);
-          }
+          for (int v = 0; v < NV; ++v)
+            Simd::store(t.y + (r + i) * t.ldy + v * Simd::W, finish(o.v[i * NV + v]));
       }
   }
   for (; r < t.rows; ++r) {

@@ -606,14 +606,13 @@ inline void grouped_narrow(const DepthwiseArgs& a, const Parallel& par) {
         };
         int64_t ow = 0;
         for (; ow < in_lo; ++ow) edge(ow);
-        if (k3 && a.SW == 1) {
-          for (; ow + 8 <= in_hi; ow += 8) gw_pixels_k3<8, 1>(a, idx, x, y, res, oh, ow, c, khl, khh);
-          for (; ow + 4 <= in_hi; ow += 4) gw_pixels_k3<4, 1>(a, idx, x, y, res, oh, ow, c, khl, khh);
-        }
-        if (k3 && a.SW == 2) {
-          for (; ow + 8 <= in_hi; ow += 8) gw_pixels_k3<8, 2>(a, idx, x, y, res, oh, ow, c, khl, khh);
-          for (; ow + 4 <= in_hi; ow += 4) gw_pixels_k3<4, 2>(a, idx, x, y, res, oh, ow, c, khl, khh);
-        }
+        auto k3_blocks = [&](auto stride) {
+          constexpr int S = decltype(stride)::value;
+          for (; ow + 8 <= in_hi; ow += 8) gw_pixels_k3<8, S>(a, idx, x, y, res, oh, ow, c, khl, khh);
+          for (; ow + 4 <= in_hi; ow += 4) gw_pixels_k3<4, S>(a, idx, x, y, res, oh, ow, c, khl, khh);
+        };
+        if (k3 && a.SW == 1) k3_blocks(std::integral_constant<int, 1>{});
+        if (k3 && a.SW == 2) k3_blocks(std::integral_constant<int, 2>{});
         for (; ow + 4 <= in_hi; ow += 4) gw_pixels<4>(a, idx, x, y, res, oh, ow, c, khl, khh, 0, a.KW);
         for (; ow < a.OW; ++ow) edge(ow);
       }
