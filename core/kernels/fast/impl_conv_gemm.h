@@ -87,7 +87,7 @@ struct Tile {
 // fully unrolled, so the accumulators stay in registers.
 template <int MR, int NV, Activation::Kind K>
 __attribute__((always_inline)) inline void store_tile(const V (&acc)[MR][NV], const Tile& t) {
-  const Activation& a = *t.act;
+  const Activation a = *t.act;  // a copy: see store_tile_from_k
   const bool post = a.post_mul != 1.f || a.post_add != 0.f;
   V bias[NV];
 #pragma GCC unroll 4
@@ -146,9 +146,14 @@ __attribute__((always_inline)) inline void accumulate(V (&acc)[MR][NV], const Ti
 // the micro-kernel holds little more than its accumulators: with these paths inline, GCC 12
 // spilled vector registers and, short of general ones, moved row pointers through vector
 // registers in the depth loop.
+//
+// The tile and its activation are copied in: read through references, their fields (the output
+// pointer and stride, the residual, SiLU's alpha) were loaded again after every store, since a
+// store through float* may change them as far as the compiler knows.
 template <int NV, Activation::Kind K>
-__attribute__((noinline)) void store_tile_from_k(const float* acc, const Tile& t) {
-  const Activation& a = *t.act;
+__attribute__((noinline)) void store_tile_from_k(const float* acc, const Tile& tile) {
+  const Tile t = tile;
+  const Activation a = *t.act;
   const bool post = a.post_mul != 1.f || a.post_add != 0.f;
   auto finish = [&](V o) { return post ? Simd::fma(o, Simd::set1(a.post_mul), Simd::set1(a.post_add)) : o; };
   auto act = [&](V o) { return finish(activation_of<K>(o, a)); };

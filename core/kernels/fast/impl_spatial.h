@@ -34,7 +34,7 @@ struct RuntimeAct {
 };
 template <Activation::Kind K>
 struct KnownAct {
-  const Activation& a;
+  const Activation a;  // a copy: through a reference, its fields were reloaded after each store
   V operator()(V v) const {
     const V y = activation_of<K>(v, a);
     if (a.post_mul == 1.f && a.post_add == 0.f) return y;
