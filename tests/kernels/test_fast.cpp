@@ -70,6 +70,16 @@ const char* kActs[] = {"",        "Relu",        "Clip", "LeakyRelu", "HardSwish
                        "Sigmoid", "HardSigmoid", "Tanh", "Swish",     "Gelu"};
 constexpr unsigned kNumActs = sizeof(kActs) / sizeof(kActs[0]);
 
+// The fast path's output 0 is the reference's exactly (data movement: gathers, transposes).
+void expect_exact(const KernelCase& kc, int threads, const std::string& what) {
+  auto ref = run_kernel(kc, "reference");
+  BOOST_TEST_REQUIRE(ref.ok(), what << ": reference: " << (ref.ok() ? "" : ref.message()));
+  auto fast = run_kernel(kc, "fast", threads);
+  BOOST_TEST_REQUIRE(fast.ok(), what << ": fast: " << (fast.ok() ? "" : fast.message()));
+  BOOST_TEST_REQUIRE((*fast)[0].dims() == (*ref)[0].dims(), what);
+  BOOST_TEST(max_abs_diff((*fast)[0], (*ref)[0]) == 0.0, what);
+}
+
 Attributes conv_attrs(Rng& r, int64_t k, int64_t s, int64_t d, int64_t group, bool epilogue) {
   Attributes a;
   const int64_t p = r.range(0, k / 2 + 1);
@@ -322,13 +332,7 @@ BOOST_AUTO_TEST_CASE(gather_last_axis_matches_reference) {
     kc.constant = {false, true};
     const std::string what = "gather case " + std::to_string(i) + ": data " + shape_str(dims) + ", " +
                              std::to_string(k) + " indices";
-    auto ref = run_kernel(kc, "reference");
-    BOOST_TEST_REQUIRE(ref.ok(), what << ": reference: " << (ref.ok() ? "" : ref.message()));
-    const int threads = 1 + i % 3;
-    auto fast = run_kernel(kc, "fast", threads);
-    BOOST_TEST_REQUIRE(fast.ok(), what << ": fast: " << (fast.ok() ? "" : fast.message()));
-    BOOST_TEST_REQUIRE((*fast)[0].dims() == (*ref)[0].dims(), what);
-    BOOST_TEST(max_abs_diff((*fast)[0], (*ref)[0]) == 0.0, what);
+    expect_exact(kc, 1 + i % 3, what);
   }
   // 4-byte integers move through the same loads, permutations and stores, bit for bit.
   {
@@ -386,13 +390,29 @@ BOOST_AUTO_TEST_CASE(transpose_matches_reference) {
     kc.inputs.push_back(random_f32(Dims(std::span<const int64_t>(dims)), static_cast<uint32_t>(700 + i)));
     const std::string what =
         "transpose case " + std::to_string(i) + ": " + shape_str(dims) + " perm " + shape_str(perm);
-    auto ref = run_kernel(kc, "reference");
-    BOOST_TEST_REQUIRE(ref.ok(), what << ": reference: " << (ref.ok() ? "" : ref.message()));
-    auto fast = run_kernel(kc, "fast", 1 + i % 3);
-    BOOST_TEST_REQUIRE(fast.ok(), what << ": fast: " << (fast.ok() ? "" : fast.message()));
-    BOOST_TEST_REQUIRE((*fast)[0].dims() == (*ref)[0].dims(), what);
-    BOOST_TEST(max_abs_diff((*fast)[0], (*ref)[0]) == 0.0, what);
+    expect_exact(kc, 1 + i % 3, what);
   }
+}
+
+// NCHW -> NHWC of 1 to 4 planes (an image's input), which the fast path interleaves a vector of
+// pixels at a time: pixel counts around the vector widths and their tails, one image (the
+// planes' own loop) and two (the tiles of a batch), 1 to 3 threads; exactly the reference.
+BOOST_AUTO_TEST_CASE(transpose_interleaves_few_planes_as_reference) {
+  if (!have_fast()) return;
+  int i = 0;
+  for (int64_t n : {1, 2})
+    for (int64_t c : {1, 2, 3, 4})
+      for (const auto& hw : std::vector<std::pair<int64_t, int64_t>>{
+               {1, 1}, {3, 5}, {4, 4}, {1, 17}, {8, 6}, {7, 37}, {64, 65}}) {
+        KernelCase kc;
+        kc.op = "Transpose";
+        kc.attrs.set("perm", std::vector<int64_t>{0, 2, 3, 1});
+        kc.inputs.push_back(random_f32(Dims{n, c, hw.first, hw.second}, static_cast<uint32_t>(900 + i)));
+        const std::string what = "interleave case " + std::to_string(i) + ": " +
+                                 shape_str(std::vector<int64_t>{n, c, hw.first, hw.second});
+        expect_exact(kc, 1 + i % 3, what);
+        ++i;
+      }
 }
 
 // Images big enough for several blocks of tiles per thread, so that each thread takes whole

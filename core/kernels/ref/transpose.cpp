@@ -70,6 +70,10 @@ void kern::permute_copy(const std::byte* in, const Dims& d, std::span<const int>
       auto* dst = reinterpret_cast<uint32_t*>(out);
       const auto* src = reinterpret_cast<const uint32_t*>(in);
       par.for_range(rows, 4096, [&](int64_t b, int64_t e) {
+        if (fast_tile != nullptr) {  // the fast path's tile interleaves whole vectors of rows
+          fast_tile(src + b, ld, e - b, cols, dst + b * cols, cols);
+          return;
+        }
         switch (cols) {
           case 1:
             interleave_planes<1>(src, ld, b, e, dst);

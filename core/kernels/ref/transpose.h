@@ -13,7 +13,8 @@
 namespace weave::kern {
 
 // One tile of a 2-D transpose of 4-byte values: dst[i * ldd + j] = src[i + j * lds] for
-// i < rows, j < cols. The fast path's (Ops::transpose_tile) moves 8 x 8 blocks in registers.
+// i < rows, j < cols. The fast path's (Ops::transpose_tile) moves 8 x 8 blocks in registers and
+// interleaves 2 to 4 columns (planes) a vector of rows at a time.
 using TransposeTile = void (*)(const uint32_t* src, int64_t lds, int64_t rows, int64_t cols, uint32_t* dst,
                                int64_t ldd);
 
