@@ -369,6 +369,18 @@ __attribute__((noinline)) inline bool window_rows(const float** ab, const ConvGe
   int64_t ih0 = (first / OW) * g.SH - g.PT, iw0 = ow * g.SW - g.PL;
   bool rows_in = ih0 >= 0 && ih0 + last_h < IH;    // the window's rows all inside
   const float* base = x + (ih0 * IW + iw0) * ldx;  // the window's first pixel (maybe outside)
+  // Most blocks: all of their pixels in one output row, every window inside the input. Their
+  // addresses are a base and a stride, written in one loop without the per-row bookkeeping below
+  // (which kept its counters on the stack: a 3-channel first layer spent 30% of its time here).
+  if (rows_in && ow + rows <= OW && iw0 >= 0 && iw0 + (rows - 1) * g.SW + last_w < IW) {
+    for (int64_t t = 0; t < taps; ++t) {
+      const float* b = base + w.off[t];
+      const float** a = ab + t * kMR;
+#pragma GCC unroll 16
+      for (int r = 0; r < kMR; ++r) a[r] = b + (r < rows ? r : rows - 1) * step;
+    }
+    return false;
+  }
   bool pad = false;
   for (int r = 0; r < kMR; ++r) {
     if (r >= rows) {  // past the block's own: its last pixel again (never stored)
