@@ -396,14 +396,15 @@ BOOST_AUTO_TEST_CASE(transpose_matches_reference) {
 
 // NCHW -> NHWC of 1 to 4 planes (an image's input), which the fast path interleaves a vector of
 // pixels at a time: pixel counts around the vector widths and their tails, one image (the
-// planes' own loop) and two (the tiles of a batch), 1 to 3 threads; exactly the reference.
+// planes' own loop, split over threads in chunks of 4096 pixels from 96x97 on) and two (the tiles
+// of a batch), 1 to 3 threads; exactly the reference.
 BOOST_AUTO_TEST_CASE(transpose_interleaves_few_planes_as_reference) {
   if (!have_fast()) return;
   int i = 0;
   for (int64_t n : {1, 2})
     for (int64_t c : {1, 2, 3, 4})
       for (const auto& hw : std::vector<std::pair<int64_t, int64_t>>{
-               {1, 1}, {3, 5}, {4, 4}, {1, 17}, {8, 6}, {7, 37}, {64, 65}}) {
+               {1, 1}, {3, 5}, {4, 4}, {1, 17}, {8, 6}, {7, 37}, {64, 65}, {96, 97}}) {
         KernelCase kc;
         kc.op = "Transpose";
         kc.attrs.set("perm", std::vector<int64_t>{0, 2, 3, 1});

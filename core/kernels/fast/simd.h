@@ -10,6 +10,12 @@
 #include <cstdint>
 #include <type_traits>
 
+// exp's rounding by a shifter, and min/max keeping NaN by operand order, need IEEE arithmetic as
+// written: -ffast-math may fold (a + s) - s or reorder min/max.
+#ifdef __FAST_MATH__
+#error "the fast kernels must not be built with -ffast-math"
+#endif
+
 #if !defined(WEAVE_FAST_ISA) || !defined(WEAVE_ISA_NS)
 #error "define WEAVE_FAST_ISA and WEAVE_ISA_NS before including simd.h"
 #endif
@@ -220,7 +226,9 @@ __attribute__((always_inline)) inline typename S::V exp(typename S::V x) {
   const V hi = S::set1(88.3762626647949f), lo = S::set1(-87.3365447504f);
 #endif
   const V xc = S::max(lo, S::min(hi, x));  // operand order keeps NaN (min/max return the 2nd)
-  const V shifter = S::set1(12582912.f);   // 1.5 * 2^23: its sum with |v| < 2^22 rounds v to an integer
+  // 1.5 * 2^23: its sum with |v| < 2^22 rounds v to an integer, to nearest in the default rounding
+  // mode (a host that changes MXCSR's would widen r to ln 2 and the error to about 9e-7)
+  const V shifter = S::set1(12582912.f);
   const V n = S::sub(S::fma(xc, S::set1(1.44269504088896341f), shifter), shifter);
   V r = S::fma(n, S::set1(-0.693359375f), xc);
   r = S::fma(n, S::set1(2.12194440e-4f), r);
