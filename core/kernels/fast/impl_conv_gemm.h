@@ -87,7 +87,7 @@ struct Tile {
 // fully unrolled, so the accumulators stay in registers.
 template <int MR, int NV, Activation::Kind K>
 __attribute__((always_inline)) inline void store_tile(const V (&acc)[MR][NV], const Tile& t) {
-  const Activation a = *t.act;  // a copy, as in store_tile_from_k (the tile's fields are read once)
+  const Activation a = *t.act;  // a copy: through the reference, its fields were reloaded after stores
   const bool post = a.post_mul != 1.f || a.post_add != 0.f;
   V bias[NV];
 #pragma GCC unroll 4
