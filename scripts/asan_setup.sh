@@ -6,6 +6,9 @@
 #
 #   bash scripts/asan_setup.sh DIR     # configures DIR unless it already has a build.ninja
 #
+# -gline-tables-only: the sanitizers' stack traces need function names and lines only; full
+# debug information made every unit of this build about 10% slower to compile.
+#
 # The test models are taken from the main build (build/tests, exported by scripts/build.sh) when
 # there, else this build exports its own.
 set -euo pipefail
@@ -18,4 +21,5 @@ if [ -f build/tests/squeezenet1_1.onnx ] && [ -f build/tests/resnet18.onnx ]; th
   models=(-Dmodels_dir="$root/build/tests")
 fi
 CC=clang-16 CXX=clang++-16 meson setup "$dir" --buildtype=debugoptimized -Dfuzzing=true \
-  -Db_sanitize=address,undefined -Db_lundef=false "${models[@]}" >/dev/null
+  -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-gline-tables-only -Dc_args=-gline-tables-only \
+  "${models[@]}" >/dev/null
