@@ -1,10 +1,39 @@
 #include "core/compiler/remove_identity.h"
 
+#include <algorithm>
+
 #include "core/compiler/graph_edit.h"
 
 namespace weave {
 
 using namespace compiler;
+
+namespace {
+
+// Every pad 0, for an input of known rank: pads given as an int64 param of 2 x rank values
+// (opset 11 on) or, without that input, as the attribute (before). A pads input that is
+// computed, an `axes` input, or a count that does not match the rank leaves the node to its
+// kernel (which checks it).
+bool pads_nothing(const Graph& g, const Node& n) {
+  if (n.inputs.empty() || n.inputs[0] == kNoValue || n.outputs.size() != 1) return false;
+  if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) return false;
+  const Value& x = g.values[n.inputs[0]];
+  if (!x.rank_known) return false;
+  const auto want = static_cast<int64_t>(2 * x.shape.size());
+  if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
+    if (!is_param(g, n.inputs[1])) return false;
+    const ConstTensorView t = param_view(g, n.inputs[1]);
+    if (t.dtype != DType::int64 || t.numel() != want) return false;
+    const int64_t* p = t.as<int64_t>();
+    return std::all_of(p, p + want, [](int64_t v) { return v == 0; });
+  }
+  if (!n.attrs.has("pads")) return false;
+  const std::vector<int64_t> pads = n.attrs.get_ints("pads");
+  return static_cast<int64_t>(pads.size()) == want &&
+         std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+}
+
+}  // namespace
 
 Status remove_identity(Graph& g) {
   const std::vector<int> uses = use_counts(g);
@@ -13,7 +42,8 @@ Status remove_identity(Graph& g) {
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
     alias.apply(n);
-    if (n.op != "Identity" && n.op != "Dropout") continue;
+    const bool no_pad = n.op == "Pad" && pads_nothing(g, n);
+    if (n.op != "Identity" && n.op != "Dropout" && !no_pad) continue;
     const auto id = static_cast<int32_t>(i);
     if (n.inputs.empty() || n.inputs[0] == kNoValue || n.outputs.empty())
       return make_error(g.node_label(id), ": needs one input and one output");

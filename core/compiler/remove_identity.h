@@ -1,4 +1,6 @@
-// Removes Identity and Dropout nodes (at inference Dropout's output equals its input). Readers of
+// Removes Identity and Dropout nodes (at inference Dropout's output equals its input), and Pad
+// nodes that pad nothing (every pad 0: PyTorch exports DenseNet's average pools and Swin's pad to
+// whole windows so; each was a copy, and in DenseNet a pair of layout reorders around it). Readers of
 // the node's output read its input instead. When the output is a graph output, the graph output
 // is redirected to the input value (its name stays in Graph::output_infos); if that input is a
 // graph input, a param or already another graph output, the node is kept because the output

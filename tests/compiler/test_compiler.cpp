@@ -169,6 +169,65 @@ BOOST_AUTO_TEST_CASE(dropout_with_its_mask_in_use_stays_for_its_kernel) {
   BOOST_TEST(out->nodes[0].op == "Dropout");
 }
 
+// A Pad of nothing is a copy and goes (DenseNet's average pools as PyTorch exports them: a
+// Pad of zeros between two channels-last ops cost two layout reorders as well); any real pad,
+// a pads count that does not match the rank, or pads computed at run time keep the node.
+BOOST_AUTO_TEST_CASE(pad_of_nothing_goes) {
+  auto i64 = [](Graph& g, std::vector<int64_t> v) {
+    return g.add_param(DType::int64, Shape{static_cast<int64_t>(v.size())},
+                       SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(v))));
+  };
+  struct Case {
+    const char* what;
+    std::vector<int64_t> pads;
+    bool as_attribute;
+    bool goes;
+  };
+  const Case cases[] = {
+      {"zeros", {0, 0, 0, 0, 0, 0, 0, 0}, false, true},
+      {"zeros, opset 2 attribute", {0, 0, 0, 0, 0, 0, 0, 0}, true, true},
+      {"one pad", {0, 0, 0, 1, 0, 0, 0, 0}, false, false},
+      {"one pad, attribute", {0, 0, 0, 0, 0, 0, 1, 0}, true, false},
+      {"a crop", {0, 0, 0, 0, 0, 0, 0, -1}, false, false},
+      {"6 pads for rank 4", {0, 0, 0, 0, 0, 0}, false, false},
+  };
+  for (const Case& c : cases) {
+    Graph g;
+    int32_t x = add_input(g, "x", {1, 2, 3, 3});
+    int32_t r = add_node(g, "Relu", {x});
+    g.values[r].shape = {1, 2, 3, 3};
+    Attributes a;
+    a.set("mode", std::string("constant"));
+    std::vector<int32_t> in = {r};
+    if (c.as_attribute)
+      a.set("pads", c.pads);
+    else
+      in.push_back(i64(g, c.pads));
+    set_output(g, add_node(g, "Pad", in, 1, a), "y");
+    auto out = compile_graph(std::move(g));
+    BOOST_REQUIRE_MESSAGE(out, (out ? "" : out.message()));
+    BOOST_TEST(count_op(*out, "Pad") == (c.goes ? 0 : 1), c.what);
+    BOOST_TEST(out->output_infos[0].name == "y");
+    if (c.goes) BOOST_TEST(out->outputs[0] == out->nodes[0].outputs[0], c.what);  // the Relu's
+  }
+  // Pads known only at run time (a graph input here) keep the Pad.
+  Graph g;
+  int32_t x = add_input(g, "x", {1, 2, 3, 3});
+  Value pv;
+  pv.kind = ValueKind::input;
+  pv.dtype = DType::int64;
+  pv.shape = {8};
+  const int32_t pads = g.add_value(pv);
+  g.inputs.push_back(pads);
+  g.input_infos.push_back(TensorInfo{"pads", DType::int64, {8}, {}});
+  int32_t r = add_node(g, "Relu", {x});
+  g.values[r].shape = {1, 2, 3, 3};
+  set_output(g, add_node(g, "Pad", {r, pads}), "y");
+  auto out = compile_graph(std::move(g));
+  BOOST_REQUIRE_MESSAGE(out, (out ? "" : out.message()));
+  BOOST_TEST(count_op(*out, "Pad") == 1);
+}
+
 namespace {
 
 // A fake kernel: y = x + 1 (float32, any shape).
