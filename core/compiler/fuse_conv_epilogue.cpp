@@ -89,6 +89,11 @@ bool matmul_by_weights(const Graph& g, const Node& m) {
   return b.dtype == DType::float32 && b.shape.size() == 2 && g.values[m.inputs[0]].dtype == DType::float32;
 }
 
+// An inference BatchNormalization (one output, training_mode 0), which takes the activation.
+bool inference_batch_norm(const Node& n) {
+  return n.op == "BatchNormalization" && n.outputs.size() == 1 && n.attrs.get_int("training_mode", 0) == 0;
+}
+
 }  // namespace
 
 Status fuse_conv_epilogue(Graph& g) {
@@ -107,12 +112,17 @@ Status fuse_conv_epilogue(Graph& g) {
       if (dead[ci] || conv.outputs.size() != 1) continue;
       const bool is_conv = conv.op == "Conv", is_convt = conv.op == "ConvTranspose";
       const bool is_matmul = matmul_by_weights(g, conv);
-      if (!is_conv && !is_convt && !is_matmul) continue;
+      const bool is_bn = inference_batch_norm(conv);
+      if (!is_conv && !is_convt && !is_matmul && !is_bn) continue;
       const bool has_act = conv.attrs.has("activation");
       const bool has_res = conv.inputs.size() > 3;
       Node fused = conv;
       bool ok = false;
-      if (is_matmul) {
+      if (is_bn) {
+        // Only the activation (DenseNet's pre-activation BN -> ReLU after each Concat).
+        if (side == 0 && !has_act && (n.inputs.size() == 1 || n.op == "Clip"))
+          ok = set_activation(g, fused, n);
+      } else if (is_matmul) {
         // MatMul(x, W) + b with b per column -> MatMul with a 3rd input b; then the activation.
         const int64_t cols = g.values[conv.inputs[1]].shape[1];
         if (n.op == "Add" && n.inputs.size() == 2 && conv.inputs.size() == 2 && !has_act) {

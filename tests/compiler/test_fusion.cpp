@@ -432,47 +432,77 @@ BOOST_AUTO_TEST_CASE(conv_taps_that_read_only_padding_are_dropped) {
 }
 
 BOOST_AUTO_TEST_CASE(batch_norm_after_a_concat_stays_channels_last) {
-  // DenseNet's pre-activation: Concat -> BatchNormalization -> Relu -> Conv. With the fast
-  // path, the BatchNormalization runs NHWC between the Convs: reorders only at the graph's edges.
+  // DenseNet's pre-activation: Concat -> BatchNormalization -> activation -> Conv. With the
+  // fast path, the BatchNormalization runs NHWC between the Convs: reorders only at the graph's
+  // edges. The activation joins the BatchNormalization (one pass), in the reference kernel
+  // (check_same: fused against unfused) and in the channels-last one (check_layout: fast
+  // against reference, 24 channels: a vector and a tail at either width).
+  for (const char* op : {"Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu"}) {
+    BOOST_TEST_CONTEXT(op) {
+      Graph g;
+      const int32_t x = add_input(g, "x", {1, 8, 6, 7});
+      g.values[x].shape = {1, 8, 6, 7};
+      Attributes same;
+      same.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+      auto conv = [&](int32_t in, int64_t c, int64_t m, unsigned seed) {
+        const int32_t y =
+            add_node(g, "Conv",
+                     {in, add_f32(g, {m, c, 3, 3}, random_floats(static_cast<std::size_t>(m * c * 9), seed))},
+                     1, same);
+        g.values[y].shape = {1, m, 6, 7};
+        return y;
+      };
+      const int32_t a = conv(x, 8, 16, 11), b = conv(x, 8, 8, 12);
+      Attributes axis1;
+      axis1.set("axis", int64_t{1});
+      const int32_t cat = add_node(g, "Concat", {a, b}, 1, axis1);
+      g.values[cat].shape = {1, 24, 6, 7};
+      std::vector<float> var = random_floats(24, 16);
+      for (float& v : var) v = std::fabs(v) + 0.1f;
+      const int32_t bn =
+          add_node(g, "BatchNormalization",
+                   {cat, add_f32(g, {24}, random_floats(24, 13)), add_f32(g, {24}, random_floats(24, 14)),
+                    add_f32(g, {24}, random_floats(24, 15)), add_f32(g, {24}, var)});
+      g.values[bn].shape = {1, 24, 6, 7};
+      const bool clip = std::string(op) == "Clip";
+      const int32_t act =
+          clip ? add_node(g, op, {bn, scalar(g, -0.25f), scalar(g, 0.5f)}) : add_node(g, op, {bn});
+      g.values[act].shape = {1, 24, 6, 7};
+      set_output(g, conv(act, 24, 4, 17), "y");
+      const Graph fused = check_same(g, Dims{1, 8, 6, 7});
+      BOOST_TEST(count_op(fused, op) == 0);
+      for (const Node& n : fused.nodes)
+        if (n.op == "BatchNormalization") BOOST_TEST(n.attrs.get_string("activation") == op);
+      const Graph planned = check_layout(g, Dims{1, 8, 6, 7});
+      bool any_nhwc = false;
+      for (const Node& n : planned.nodes) {
+        if (n.op != "BatchNormalization") continue;
+        any_nhwc = n.attrs.get_string("weave_layout") == "NHWC";
+      }
+      if (!any_nhwc) {
+        BOOST_TEST_MESSAGE("no fast path on this CPU: the BatchNormalization stays NCHW");
+        continue;
+      }
+      BOOST_TEST(count_layout_transposes(planned) == 2);  // the input in, the output out
+    }
+  }
+}
+
+// A BatchNormalization whose output is read twice keeps its activation apart (the other reader
+// wants the values before it).
+BOOST_AUTO_TEST_CASE(batch_norm_read_twice_keeps_its_activation_apart) {
   Graph g;
-  const int32_t x = add_input(g, "x", {1, 8, 6, 7});
-  g.values[x].shape = {1, 8, 6, 7};
-  Attributes same;
-  same.set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  auto conv = [&](int32_t in, int64_t c, int64_t m, unsigned seed) {
-    const int32_t y = add_node(
-        g, "Conv", {in, add_f32(g, {m, c, 3, 3}, random_floats(static_cast<std::size_t>(m * c * 9), seed))},
-        1, same);
-    g.values[y].shape = {1, m, 6, 7};
-    return y;
-  };
-  const int32_t a = conv(x, 8, 16, 11), b = conv(x, 8, 8, 12);
-  Attributes axis1;
-  axis1.set("axis", int64_t{1});
-  const int32_t cat = add_node(g, "Concat", {a, b}, 1, axis1);
-  g.values[cat].shape = {1, 24, 6, 7};
-  std::vector<float> var = random_floats(24, 16);
+  const int32_t x = add_input(g, "x", {1, 8, 5, 6});
+  std::vector<float> var = random_floats(8, 51);
   for (float& v : var) v = std::fabs(v) + 0.1f;
-  const int32_t bn =
-      add_node(g, "BatchNormalization",
-               {cat, add_f32(g, {24}, random_floats(24, 13)), add_f32(g, {24}, random_floats(24, 14)),
-                add_f32(g, {24}, random_floats(24, 15)), add_f32(g, {24}, var)});
-  g.values[bn].shape = {1, 24, 6, 7};
-  const int32_t relu = add_node(g, "Relu", {bn});
-  g.values[relu].shape = {1, 24, 6, 7};
-  set_output(g, conv(relu, 24, 4, 17), "y");
-  check_same(g, Dims{1, 8, 6, 7});
-  const Graph planned = check_layout(g, Dims{1, 8, 6, 7});
-  bool any_nhwc = false;
-  for (const Node& n : planned.nodes) {
-    if (n.op != "BatchNormalization") continue;
-    any_nhwc = n.attrs.get_string("weave_layout") == "NHWC";
-  }
-  if (!any_nhwc) {
-    BOOST_TEST_MESSAGE("no fast path on this CPU: the BatchNormalization stays NCHW");
-    return;
-  }
-  BOOST_TEST(count_layout_transposes(planned) == 2);  // the input in, the output out
+  const int32_t bn = add_node(
+      g, "BatchNormalization",
+      {add_node(g, "Relu", {x}), add_f32(g, {8}, random_floats(8, 52)), add_f32(g, {8}, random_floats(8, 53)),
+       add_f32(g, {8}, random_floats(8, 54)), add_f32(g, {8}, var)});
+  g.values[bn].shape = {1, 8, 5, 6};
+  set_output(g, add_node(g, "Add", {add_node(g, "Sigmoid", {bn}), bn}), "y");
+  const Graph fused = check_same(g, Dims{1, 8, 5, 6});
+  BOOST_TEST(count_op(fused, "Sigmoid") == 1);
 }
 
 BOOST_AUTO_TEST_CASE(spatial_means_and_maxima_of_channels_last_maps_become_global_pooling) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/kernels/fast/epilogue.h"
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/kernel_util.h"
@@ -14,8 +15,8 @@ namespace {
 
 class FastBatchNormNhwc final : public Kernel {
  public:
-  FastBatchNormNhwc(const Ops& ops, std::vector<float> a, std::vector<float> b)
-      : ops_(ops), a_(std::move(a)), b_(std::move(b)) {}
+  FastBatchNormNhwc(const Ops& ops, std::vector<float> a, std::vector<float> b, Activation act)
+      : ops_(ops), a_(std::move(a)), b_(std::move(b)), act_(act) {}
 
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
@@ -31,14 +32,15 @@ class FastBatchNormNhwc final : public Kernel {
     const int64_t c = static_cast<int64_t>(a_.size());
     const int64_t rows = c > 0 ? ctx.inputs[0].numel() / c : 0;
     ops_.channel_affine_rows(ctx.inputs[0].as<float>(), kern::out_f32(ctx, 0), rows, c, a_.data(), b_.data(),
-                             Activation{}, ctx.parallel);
+                             act_, ctx.parallel);
   }
 
   [[nodiscard]] uint32_t in_place() const override { return 1u; }
 
  private:
   const Ops& ops_;
-  std::vector<float> a_, b_;  // per channel: y = x * a + b
+  std::vector<float> a_, b_;  // per channel: y = act(x * a + b)
+  Activation act_;            // fused by core/compiler/fuse_conv_epilogue.h
 };
 
 }  // namespace
@@ -67,6 +69,8 @@ Expected<std::unique_ptr<Kernel>> make_fast_batch_norm(const KernelSetup& s) {
       return make_error(s.label,
                         ": a channels-last BatchNormalization needs scale, B, mean and var as float32 "
                         "constants of one length");
+  auto act = parse_epilogue(s);
+  if (!act) return act.error();
   const float eps = s.node.attrs.get_float("epsilon", 1e-5f);
   const auto c = static_cast<std::size_t>(p[0]->numel());
   std::vector<float> a(c), b(c);
@@ -77,7 +81,7 @@ Expected<std::unique_ptr<Kernel>> make_fast_batch_norm(const KernelSetup& s) {
     a[i] = sc[i] / std::sqrt(var[i] + eps);
     b[i] = bi[i] - mu[i] * a[i];
   }
-  return std::unique_ptr<Kernel>(std::make_unique<FastBatchNormNhwc>(*ops, std::move(a), std::move(b)));
+  return std::unique_ptr<Kernel>(std::make_unique<FastBatchNormNhwc>(*ops, std::move(a), std::move(b), *act));
 }
 
 }  // namespace weave::fast

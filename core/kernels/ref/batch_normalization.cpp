@@ -1,9 +1,11 @@
-// BatchNormalization (inference and training mode), float32.
+// BatchNormalization (inference and training mode), float32. In inference mode it applies the
+// activation a fusion pass may attach (core/kernels/fused_activation.h).
 // It folds scale/bias/mean/var into one multiply-add per channel; when all four are params this
 // is done once in create.
 #include <cmath>
 #include <vector>
 
+#include "core/kernels/fused_activation.h"
 #include "core/kernels/kernel_util.h"
 #include "core/kernels/ref/normalization.h"
 #include "core/kernels/ref/register.h"
@@ -17,8 +19,8 @@ using kern::per_channel_infer;
 
 class BatchNormKernel final : public Kernel {
  public:
-  BatchNormKernel(float eps, std::vector<float> a, std::vector<float> b)
-      : eps_(eps), a_(std::move(a)), b_(std::move(b)) {}
+  BatchNormKernel(float eps, std::vector<float> a, std::vector<float> b, kern::Activation act)
+      : eps_(eps), a_(std::move(a)), b_(std::move(b)), act_(act) {}
 
   Status infer(ShapeContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
@@ -48,6 +50,7 @@ class BatchNormKernel final : public Kernel {
         const float* xp = x + p * plane;
         float* yp = y + p * plane;
         for (int64_t i = 0; i < plane; ++i) yp[i] = xp[i] * a + b;
+        act_.apply(yp, plane);
       }
     });
   }
@@ -55,6 +58,7 @@ class BatchNormKernel final : public Kernel {
  private:
   float eps_;
   std::vector<float> a_, b_;  // folded per-channel multiplier and offset, when params are constant
+  kern::Activation act_;      // fused by core/compiler/fuse_conv_epilogue.h
 };
 
 // Training mode: normalizes with the batch's own mean and (population) variance per channel and
@@ -112,8 +116,13 @@ Expected<std::unique_ptr<Kernel>> make_batch_norm(const KernelSetup& s) {
   WEAVE_TRY(kern::require_nchw(s));
   WEAVE_TRY(kern::require_inputs(s, 5, 5));
   WEAVE_TRY(kern::require_float(s, {0, 1, 2, 3, 4}));
+  auto parsed = kern::parse_activation(s);
+  if (!parsed) return parsed.error();
+  const kern::Activation act = *parsed;
   if (s.node.attrs.get_int("training_mode", 0) != 0 || kern::has_output(s, 1) || kern::has_output(s, 2)) {
     if (s.node.outputs.size() > 3) return make_error(s.label, ": BatchNormalization has at most 3 outputs");
+    if (act.kind != kern::Activation::none || act.post_mul != 1.f || act.post_add != 0.f)
+      return make_error(s.label, ": a fused activation needs an inference BatchNormalization");
     return std::unique_ptr<Kernel>(std::make_unique<BatchNormTrainingKernel>(
         s.node.attrs.get_float("epsilon", 1e-5f), s.node.attrs.get_float("momentum", 0.9f)));
   }
@@ -134,7 +143,7 @@ Expected<std::unique_ptr<Kernel>> make_batch_norm(const KernelSetup& s) {
       b[c] = cs[1]->as<float>()[c] - cs[2]->as<float>()[c] * a[c];
     }
   }
-  return std::unique_ptr<Kernel>(std::make_unique<BatchNormKernel>(eps, std::move(a), std::move(b)));
+  return std::unique_ptr<Kernel>(std::make_unique<BatchNormKernel>(eps, std::move(a), std::move(b), act));
 }
 
 }  // namespace
