@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -637,6 +638,42 @@ BOOST_AUTO_TEST_CASE(softmax_matches_reference) {
     }
     kc.inputs.push_back(random_f32(d, 9500 + i, -20.f, 20.f));
     compare_plain(kc, 1e-5, kc.op + " case " + std::to_string(i) + " " + shape_str(d.span()), 1 + i % 2);
+  }
+}
+
+// Masked attention rows (Swin's shifted windows add -100, decoders -1e4 or -inf): the fast
+// Softmax flushes what would be subnormal to 0 (a multiply reading a subnormal takes a microcode
+// assist: the MatMul after it ran 10x slower), keeps NaN, and matches the reference otherwise.
+BOOST_AUTO_TEST_CASE(softmax_of_masked_rows_has_no_subnormals) {
+  if (!have_fast()) return;
+  const float masks[] = {-100.f, -87.f, -88.f, -1e4f, -std::numeric_limits<float>::infinity()};
+  for (int64_t n : {7, 16, 49, 50}) {  // a tail only, whole vectors, and both
+    KernelCase kc;
+    kc.op = "Softmax";
+    Tensor x = random_f32(Dims{3, n}, 9550 + static_cast<unsigned>(n), -2.f, 2.f);
+    float* p = x.as<float>();
+    for (int64_t i = 0; i < 3 * n; ++i)
+      if (i % 3 != 0) p[i] += masks[i % 5];  // most of each row masked, in vectors and tails
+    p[2 * n + n / 2] = std::numeric_limits<float>::quiet_NaN();  // row 2: NaN in, NaN out
+    kc.inputs.push_back(std::move(x));
+    const std::string what = "masked Softmax of " + std::to_string(n);
+    auto ref = run_kernel(kc, "reference");
+    BOOST_TEST_REQUIRE(ref.ok(), what);
+    for (int threads : {1, 2}) {
+      auto fast = run_kernel(kc, "fast", threads);
+      BOOST_TEST_REQUIRE(fast.ok(), what);
+      const float* f = (*fast)[0].as<float>();
+      const float* r = (*ref)[0].as<float>();
+      int subnormal = 0, zeros = 0;
+      for (int64_t i = 0; i < 2 * n; ++i) {
+        subnormal += std::fpclassify(f[i]) == FP_SUBNORMAL;
+        zeros += f[i] == 0.f;
+        BOOST_TEST(std::fabs(f[i] - r[i]) <= 1e-6f * (1.f + std::fabs(r[i])), what << " element " << i);
+      }
+      BOOST_TEST(subnormal == 0, what);
+      BOOST_TEST(zeros > 0, what);  // exp(-100) and below: flushed, not rounded up
+      for (int64_t i = 2 * n; i < 3 * n; ++i) BOOST_TEST(std::isnan(f[i]), what << " NaN row, element " << i);
+    }
   }
 }
 
