@@ -62,6 +62,7 @@ class LayoutPass {
     const std::size_t n_values = g_.values.size();
     nhwc_.assign(n_values, kNoValue);
     nchw_ok_.assign(n_values, true);
+    renamed_.assign(n_values, kNoValue);
     uses_ = use_counts(g_);
     std::vector<Node> old = std::move(g_.nodes);
     g_.nodes.clear();
@@ -98,6 +99,7 @@ class LayoutPass {
   }
 
   void emit(Node n, const std::string* name) {
+    for (int32_t& v : n.inputs) v = resolve(v);
     if (name != nullptr) g_.names.nodes[static_cast<int32_t>(g_.nodes.size())] = *name;
     g_.nodes.push_back(std::move(n));
   }
@@ -110,6 +112,13 @@ class LayoutPass {
     t.attrs.set("perm", std::vector<int64_t>(perm, perm + 4));
     t.attrs.set(kReorderAttr, int64_t{1});
     return t;
+  }
+
+  // The value whose data v's readers read: v itself, or what it was renamed to (a Transpose
+  // that composed to the identity).
+  [[nodiscard]] int32_t resolve(int32_t v) const {
+    if (v < 0 || v >= static_cast<int32_t>(renamed_.size())) return v;
+    return renamed_[v] != kNoValue ? renamed_[v] : v;
   }
 
   // The NHWC twin of value v, made by a Transpose when v has none yet.
@@ -136,6 +145,7 @@ class LayoutPass {
   void grow() {
     nhwc_.resize(g_.values.size(), kNoValue);
     nchw_ok_.resize(g_.values.size(), true);
+    renamed_.resize(g_.values.size(), kNoValue);
   }
 
   // A param permuted into NHWC order (padded to rank 4 first, numpy-style), cached per param.
@@ -471,10 +481,28 @@ class LayoutPass {
         std::vector<int64_t> q(4);
         for (int i = 0; i < 4; ++i) q[i] = kToNchw[perm[i]];
         n.inputs[0] = nhwc_[n.inputs[0]];
+        // The identity (ConvNeXt's permute to channels-last after its depthwise convolution,
+        // which already wrote NHWC): readers read the twin, no copy. A graph output keeps its
+        // own buffer.
+        if (q == std::vector<int64_t>{0, 1, 2, 3} && n.outputs.size() == 1 && n.outputs[0] >= 0 &&
+            !is_graph_output(g_, n.outputs[0])) {
+          renamed_[n.outputs[0]] = resolve(n.inputs[0]);
+          return;
+        }
         n.attrs.set("perm", q);
         emit(std::move(n), name);
         return;
       }
+    }
+    // A Transpose [0, 3, 1, 2] of a value that holds its data (a channels-last tensor of the
+    // model's own: ConvNeXt's permute back after its MLP): that data is the output's NHWC twin.
+    // The NCHW output is made only if a reader needs it (need_nchw: the same Transpose).
+    if (n.op == "Transpose" && n.inputs.size() == 1 && n.outputs.size() == 1 && rank4(n.inputs[0]) &&
+        rank4(n.outputs[0]) && nchw_ok_[n.inputs[0]] && !is_param(g_, n.inputs[0]) &&
+        n.attrs.get_ints("perm") == std::vector<int64_t>(kToNchw, kToNchw + 4)) {
+      nhwc_[n.outputs[0]] = resolve(n.inputs[0]);
+      nchw_ok_[n.outputs[0]] = false;
+      return;
     }
     // Shape of an NHWC-only value: the physical dims gathered back into NCHW order.
     if (n.op == "Shape" && n.inputs.size() == 1 && n.outputs.size() == 1 && has_nhwc(n.inputs[0]) &&
@@ -517,8 +545,9 @@ class LayoutPass {
   std::vector<int32_t> reader_;  // per original value: its one reading node, -1 none, -2 several
   std::vector<bool> skip_;       // per original node: emitted already as part of a pattern
   std::vector<Node>* old_ = nullptr;
-  std::vector<int32_t> nhwc_;  // per value: its NHWC twin or kNoValue
-  std::vector<bool> nchw_ok_;  // per value: its own id holds its (NCHW) data at this point
+  std::vector<int32_t> nhwc_;     // per value: its NHWC twin or kNoValue
+  std::vector<bool> nchw_ok_;     // per value: its own id holds its (NCHW) data at this point
+  std::vector<int32_t> renamed_;  // per value: the value holding its data instead, or kNoValue
   std::map<int32_t, int32_t> permuted_;
 };
 

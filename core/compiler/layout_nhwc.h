@@ -18,8 +18,13 @@
 //     Reshape back) of an NHWC value becomes one Gather along its last axis.
 //   - ReduceMean / ReduceMax over H and W of an NHWC value become the channels-last global
 //     pooling (and a Flatten to [N, C] without keepdims).
-//   - Transpose of an NHWC value composes its perm with the layout's (no extra copy); Shape of
-//     one becomes Shape + Gather of the NCHW order, which the plan folds.
+//   - Transpose of an NHWC value composes its perm with the layout's (no extra copy; when that
+//     is the identity, as ConvNeXt's permute to channels-last after a Conv, no node at all: its
+//     readers read the twin); Shape of one becomes Shape + Gather of the NCHW order, which the
+//     plan folds.
+//   - Transpose [0, 3, 1, 2] of a value holding its own data (a channels-last tensor of the
+//     model's, as ConvNeXt's after its MLP) is not run: its input is its output's NHWC twin,
+//     and the NCHW output is made only for a reader that needs it.
 //   - Anything else reads NCHW: a Transpose back (perm [0,3,1,2]) is inserted once per value,
 //     before its first such reader, and graph outputs always end NCHW.
 // The graph's inputs, outputs and their names do not change, so callers see the same model.

@@ -505,6 +505,61 @@ BOOST_AUTO_TEST_CASE(batch_norm_read_twice_keeps_its_activation_apart) {
   BOOST_TEST(count_op(fused, "Sigmoid") == 1);
 }
 
+// ConvNeXt's block: depthwise Conv -> Transpose to channels-last -> LayerNormalization ->
+// MatMul -> Relu -> MatMul -> Transpose back -> Mul by a [C,1,1] scale -> Add the block's
+// input -> Conv. The first Transpose composes with the layout to the identity (its readers read
+// the depthwise output), the second's output has its input as NHWC twin: no reorder inside the
+// block. Variants: either Transpose's output also a graph output (it must then be made, and
+// still be right).
+BOOST_AUTO_TEST_CASE(channels_last_blocks_of_the_model_s_own_need_no_reorder) {
+  for (int variant = 0; variant < 3; ++variant) {
+    BOOST_TEST_CONTEXT("variant " << variant) {
+      Graph g;
+      const int32_t x = add_input(g, "x", {1, 8, 6, 7});
+      g.values[x].shape = {1, 8, 6, 7};
+      Attributes dw;
+      dw.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+      dw.set("group", int64_t{8});
+      const int32_t d = add_node(g, "Conv", {x, add_f32(g, {8, 1, 3, 3}, random_floats(72, 81))}, 1, dw);
+      g.values[d].shape = {1, 8, 6, 7};
+      Attributes to_last, to_first, last_axis;
+      to_last.set("perm", std::vector<int64_t>{0, 2, 3, 1});
+      to_first.set("perm", std::vector<int64_t>{0, 3, 1, 2});
+      last_axis.set("axis", int64_t{-1});
+      const int32_t t1 = add_node(g, "Transpose", {d}, 1, to_last);
+      g.values[t1].shape = {1, 6, 7, 8};
+      const int32_t ln = add_node(
+          g, "LayerNormalization",
+          {t1, add_f32(g, {8}, random_floats(8, 82)), add_f32(g, {8}, random_floats(8, 83))}, 1, last_axis);
+      g.values[ln].shape = {1, 6, 7, 8};
+      const int32_t m1 = add_node(g, "MatMul", {ln, add_f32(g, {8, 16}, random_floats(128, 84))});
+      g.values[m1].shape = {1, 6, 7, 16};
+      const int32_t r = add_node(g, "Relu", {m1});
+      g.values[r].shape = {1, 6, 7, 16};
+      const int32_t m2 = add_node(g, "MatMul", {r, add_f32(g, {16, 8}, random_floats(128, 85))});
+      g.values[m2].shape = {1, 6, 7, 8};
+      const int32_t t2 = add_node(g, "Transpose", {m2}, 1, to_first);
+      g.values[t2].shape = {1, 8, 6, 7};
+      const int32_t sc = add_node(g, "Mul", {t2, add_f32(g, {8, 1, 1}, random_floats(8, 86))});
+      g.values[sc].shape = {1, 8, 6, 7};
+      const int32_t sum = add_node(g, "Add", {sc, x});
+      g.values[sum].shape = {1, 8, 6, 7};
+      const int32_t y = add_node(g, "Conv", {sum, add_f32(g, {4, 8, 1, 1}, random_floats(32, 87))});
+      g.values[y].shape = {1, 4, 6, 7};
+      set_output(g, y, "y");
+      if (variant == 1) set_output(g, t2, "scaled_in");
+      if (variant == 2) set_output(g, t1, "channels_last");
+      const Graph planned = check_layout(g, Dims{1, 8, 6, 7});
+      if (count_op(planned, "Conv") > 0 && planned.nodes[1].attrs.get_string("weave_layout") != "NHWC") {
+        BOOST_TEST_MESSAGE("no fast path on this CPU: the block stays NCHW");
+        continue;
+      }
+      // The input in and y out; variant 1 makes t2 (NCHW) too, variant 2 copies t1 out.
+      BOOST_TEST(count_op(planned, "Transpose") == (variant == 0 ? 2 : 3));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(spatial_means_and_maxima_of_channels_last_maps_become_global_pooling) {
   // Conv -> ReduceMean/ReduceMax over H and W (a classifier's x.mean([2, 3])): the channels-last
   // global pooling, no reorder of the map. Axes as an attribute or as input 1 (opset 18), with
