@@ -48,17 +48,22 @@ inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool
       int64_t i = 0;
       for (; i + Simd::W <= n; i += Simd::W) {
         const V d = Simd::sub(Simd::load(xr + i), vmx);
-        const V e = Simd::select_lt(d, flush_x, Simd::zero(), exp(d));
+        const V e = Simd::select_lt(d, flush_x, Simd::zero(), exp(Simd::max(flush_x, d)));
         if (!log_softmax) Simd::store(yr + i, e);
         sum = Simd::add(sum, e);
       }
-      float total = Simd::sum(sum);
-      for (int64_t j = i; j < n; ++j) {
-        const float d = xr[j] - mx;
-        const float e = d < kSoftmaxFlushBelow ? 0.f : std::exp(d);
-        if (!log_softmax) yr[j] = e;
-        total += e;
+      if (i < n) {
+        // The tail as one more vector, padded with -inf (exp: 0): a scalar std::exp per element
+        // cost as much as the whole vectors of a 49-wide attention row.
+        alignas(64) float pad[Simd::W];
+        for (int64_t k = 0; k < Simd::W; ++k)
+          pad[k] = i + k < n ? xr[i + k] : -std::numeric_limits<float>::infinity();
+        const V d = Simd::sub(Simd::load(pad), vmx);
+        const V e = Simd::select_lt(d, flush_x, Simd::zero(), exp(Simd::max(flush_x, d)));
+        if (!log_softmax) Simd::store(yr + i, e, Simd::mask(n - i));
+        sum = Simd::add(sum, e);
       }
+      const float total = Simd::sum(sum);
       if (log_softmax) {
         const float shift = mx + std::log(total);
         const V vs = Simd::set1(shift);
@@ -71,9 +76,10 @@ inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool
           const V o = Simd::mul(Simd::load(yr + i), vi);
           Simd::store(yr + i, Simd::select_lt(o, flush_y, Simd::zero(), o));
         }
-        for (; i < n; ++i) {
-          const float o = yr[i] * inv;
-          yr[i] = o < std::numeric_limits<float>::min() ? 0.f : o;
+        if (i < n) {
+          const auto m = Simd::mask(n - i);
+          const V o = Simd::mul(Simd::load(yr + i, m), vi);
+          Simd::store(yr + i, Simd::select_lt(o, flush_y, Simd::zero(), o), m);
         }
       }
     }
