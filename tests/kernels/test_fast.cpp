@@ -545,6 +545,31 @@ BOOST_AUTO_TEST_CASE(matmul_matches_reference) {
   }
 }
 
+// Many small products with B computed at run time (attention's scores x V): the batches are
+// split over the threads, each packing B into its own slice of the workspace; a B broadcast
+// over the batch is packed once per thread. Batch counts that do not divide by the threads.
+BOOST_AUTO_TEST_CASE(matmul_of_many_small_batches_matches_reference) {
+  if (!have_fast()) return;
+  int i = 0;
+  for (int64_t nb : {2, 3, 7, 24}) {
+    for (bool broadcast : {false, true}) {
+      for (int threads : {1, 2, 3}) {
+        KernelCase kc;
+        kc.op = "MatMul";
+        const Dims ad{nb, 49, 49}, bd = broadcast ? Dims{1, 49, 32} : Dims{nb, 49, 32};
+        kc.inputs.push_back(random_f32(ad, 9150 + i));
+        kc.inputs.push_back(random_f32(bd, 9170 + i));
+        kc.constant = {false, false};
+        compare_plain(kc, 3e-5,
+                      "MatMul of " + std::to_string(nb) + " batches" + (broadcast ? ", B broadcast" : "") +
+                          ", " + std::to_string(threads) + " threads",
+                      threads);
+        ++i;
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(matmul_with_fused_bias_and_activation_matches_reference) {
   if (!have_fast()) return;
   Rng r;

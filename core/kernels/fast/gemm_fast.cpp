@@ -4,6 +4,7 @@
 // fast path for transA = 0, a constant B (alpha folded into the packing) and a C that is a
 // bias (scalar, [N], [1, N]) or, with beta = 1, a full [M, N] matrix added in the epilogue.
 // Anything else declines to the reference kernels.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -51,10 +52,13 @@ class FastMatMul final : public Kernel {
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = p->out;
     ctx.work = kern::work_product({shape_numel(p->out.span()), p->K});
+    // A B computed at run time is packed into the workspace: one slice per thread that takes
+    // a share of the batches (run()).
     ctx.workspace =
         packed_.data.size() > 0
             ? 0
-            : static_cast<std::size_t>(gemm_b_layout(p->K, p->N, ops_.nr, ops_.vec).group_floats) *
+            : static_cast<std::size_t>(scratch_lanes(p->batch.numel()) *
+                                       gemm_b_layout(p->K, p->N, ops_.nr, ops_.vec).group_floats) *
                   sizeof(float);
     ctx.keep(std::move(*p));
     return {};
@@ -83,16 +87,34 @@ class FastMatMul final : public Kernel {
     const float* B = ctx.inputs[1].as<float>();
     auto* wb = reinterpret_cast<float*>(ctx.workspace.data());
     const PackedLayout layout = gemm_b_layout(K, N, ops_.nr, ops_.vec);
-    int64_t packed_ob = -1;
-    for (int64_t b = 0; b < nb; ++b) {
-      int64_t oa, ob;
-      p->offsets(b, oa, ob);
-      if (ob != packed_ob) {  // a broadcast B is packed once
-        pack_gemm_b_into(B + ob, K, N, N, false, layout, ops_.vec, wb);
-        packed_ob = ob;
+    // Batches [b0, b1) with one packing slice; `par` splits each product.
+    auto batches = [&](int64_t b0, int64_t b1, float* slice, const Parallel& par) {
+      int64_t packed_ob = -1;
+      for (int64_t b = b0; b < b1; ++b) {
+        int64_t oa, ob;
+        p->offsets(b, oa, ob);
+        if (ob != packed_ob) {  // a broadcast B is packed once
+          pack_gemm_b_into(B + ob, K, N, N, false, layout, ops_.vec, slice);
+          packed_ob = ob;
+        }
+        gemm_rows(ops_, A + oa, M, K, layout, slice, N, Y + b * M * N, bias, nullptr, par, act_);
       }
-      gemm_rows(ops_, A + oa, M, K, layout, wb, N, Y + b * M * N, bias, nullptr, ctx.parallel, act_);
+    };
+    // Attention's products are many small ones (Swin-T: 192 of 49 x 49 x 32): each alone is
+    // too little work for a second thread, so the batches are split over the threads, each
+    // packing its B into its own slice. Before, one thread ran them all and Swin-T's attention
+    // products were slower at 2 threads than at 1.
+    const double work = 2.0 * static_cast<double>(nb * M) * static_cast<double>(N * K);
+    const int64_t tasks = std::min<int64_t>({scratch_lanes(nb), threads_for(ctx.parallel, work), nb});
+    if (tasks > 1 && nb >= ctx.parallel.threads()) {
+      ctx.parallel.for_range(tasks, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t)
+          batches(nb * t / tasks, nb * (t + 1) / tasks, wb + t * layout.group_floats,
+                  SerialParallel::instance());
+      });
+      return;
     }
+    batches(0, nb, wb, ctx.parallel);
   }
 
  private:
