@@ -101,7 +101,9 @@ Status fold_batchnorm(Graph& g) {
   std::vector<bool> dead(g.nodes.size(), false);
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& bn = g.nodes[i];
-    if (bn.op != "BatchNormalization" || bn.inputs.empty() || bn.outputs.empty() || bn.outputs[0] == kNoValue)
+    // One that took an activation (fuse_conv_epilogue) would lose it in the convolution.
+    if (bn.op != "BatchNormalization" || bn.inputs.empty() || bn.outputs.empty() ||
+        bn.outputs[0] == kNoValue || bn.attrs.has("activation"))
       continue;
     bool extra_outputs = false;
     for (std::size_t k = 1; k < bn.outputs.size(); ++k)

@@ -477,7 +477,11 @@ class LayoutPass {
     if (n.op == "Transpose" && n.inputs.size() == 1 && has_nhwc(n.inputs[0]) && !nchw_ok_[n.inputs[0]]) {
       std::vector<int64_t> perm = n.attrs.get_ints("perm");
       if (perm.empty()) perm = {3, 2, 1, 0};
-      if (perm.size() == 4) {
+      // Composed only when perm is a permutation of 0..3; anything else goes to the Transpose
+      // kernel (below, on the NCHW data), which names the node and the perm.
+      std::vector<int64_t> sorted = perm;
+      std::sort(sorted.begin(), sorted.end());
+      if (sorted == std::vector<int64_t>{0, 1, 2, 3}) {
         std::vector<int64_t> q(4);
         for (int i = 0; i < 4; ++i) q[i] = kToNchw[perm[i]];
         n.inputs[0] = nhwc_[n.inputs[0]];

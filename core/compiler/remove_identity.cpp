@@ -10,10 +10,10 @@ using namespace compiler;
 
 namespace {
 
-// Every pad 0, for an input of known rank: pads given as an int64 param of 2 x rank values
-// (opset 11 on) or, without that input, as the attribute (before). A pads input that is
-// computed, an `axes` input, or a count that does not match the rank leaves the node to its
-// kernel (which checks it).
+// Every pad 0, for an input of known rank: pads given as an int64 param of 2 x rank values, or,
+// without that input, as the attribute (the importer moves an old opset's attribute into the
+// input; hand-built graphs may still carry it). A pads input that is computed, an `axes`
+// input, or a count that does not match the rank leaves the node to its kernel (which checks it).
 bool pads_nothing(const Graph& g, const Node& n) {
   if (n.inputs.empty() || n.inputs[0] == kNoValue || n.outputs.size() != 1) return false;
   if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) return false;

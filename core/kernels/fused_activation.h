@@ -1,4 +1,4 @@
-// The activation a fusion pass attaches to Conv, ConvTranspose and MatMul
+// The activation a fusion pass attaches to Conv, ConvTranspose, MatMul and BatchNormalization
 // (core/compiler/fuse_conv_epilogue.h): its kinds, its scalar form (the reference kernels') and
 // the parsing of its attributes. The fast kernels map it onto their vector forms
 // (core/kernels/fast/epilogue.cpp).

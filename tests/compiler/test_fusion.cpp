@@ -436,7 +436,7 @@ BOOST_AUTO_TEST_CASE(batch_norm_after_a_concat_stays_channels_last) {
   // fast path, the BatchNormalization runs NHWC between the Convs: reorders only at the graph's
   // edges. The activation joins the BatchNormalization (one pass), in the reference kernel
   // (check_same: fused against unfused) and in the channels-last one (check_layout: fast
-  // against reference, 24 channels: a vector and a tail at either width).
+  // against reference, 24 channels: a vector and a tail with AVX-512, three vectors with AVX2).
   for (const char* op : {"Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu"}) {
     BOOST_TEST_CONTEXT(op) {
       Graph g;
@@ -557,6 +557,27 @@ BOOST_AUTO_TEST_CASE(channels_last_blocks_of_the_model_s_own_need_no_reorder) {
       // The input in and y out; variant 1 makes t2 (NCHW) too, variant 2 copies t1 out.
       BOOST_TEST(count_op(planned, "Transpose") == (variant == 0 ? 2 : 3));
     }
+  }
+}
+
+// A Transpose of a channels-last value whose perm is no permutation of 0..3 is not composed
+// with the layout (that read the layout's table at perm's values): the Transpose kernel refuses
+// it, naming the node.
+BOOST_AUTO_TEST_CASE(transpose_of_a_bad_perm_after_a_channels_last_op_is_refused) {
+  for (const std::vector<int64_t>& perm : {std::vector<int64_t>{0, 2, 3, 7}, std::vector<int64_t>{0, 1, 1, 2},
+                                           std::vector<int64_t>{0, -9, 2, 1}}) {
+    int32_t x, c;
+    Graph g = conv_graph(x, c);
+    Attributes a;
+    a.set("perm", perm);
+    set_output(g, add_node(g, "Transpose", {c}, 1, a), "y");
+    auto compiled = compile_graph(g, CompileOptions{});
+    BOOST_REQUIRE_MESSAGE(compiled, (compiled ? "" : compiled.message()));
+    FactoryOptions fo;
+    fo.registry = &KernelRegistry::global();
+    auto f = Factory::create(*compiled, fo);
+    BOOST_TEST(!f.ok());
+    if (!f.ok()) BOOST_TEST(f.message().find("Transpose") != std::string::npos, f.message());
   }
 }
 

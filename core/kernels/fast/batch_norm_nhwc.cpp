@@ -71,6 +71,9 @@ Expected<std::unique_ptr<Kernel>> make_fast_batch_norm(const KernelSetup& s) {
                         "constants of one length");
   auto act = parse_epilogue(s);
   if (!act) return act.error();
+  // channel_affine_rows applies the activation alone: a scale or offset after it (which no
+  // pass attaches to a BatchNormalization today) is left to the reference kernel.
+  if (act->post_mul != 1.f || act->post_add != 0.f) return std::unique_ptr<Kernel>();
   const float eps = s.node.attrs.get_float("epsilon", 1e-5f);
   const auto c = static_cast<std::size_t>(p[0]->numel());
   std::vector<float> a(c), b(c);

@@ -23,6 +23,23 @@ bool is_float(const Value* v) {
   return v != nullptr && v->dtype == DType::float32;
 }
 
+// Float operations of one of a MatMul's products.
+double product_work(const MatMulPlan& p) {
+  return 2.0 * static_cast<double>(p.M) * static_cast<double>(p.N) * static_cast<double>(p.K);
+}
+
+// Packing slices for a B computed at run time: as many threads as could take a share of the
+// batches (at most one per hardware thread, per batch, and per kMinWorkPerThread of work), so
+// that a product no second thread would join reserves one.
+int64_t batch_slices(const MatMulPlan& p) {
+  const int64_t nb = std::max<int64_t>(1, p.batch.numel());
+  const double justified = product_work(p) * static_cast<double>(nb) / kMinWorkPerThread;
+  const int64_t by_work = justified < 1.0                       ? 1
+                          : justified > static_cast<double>(nb) ? nb
+                                                                : static_cast<int64_t>(justified);
+  return std::min(scratch_lanes(nb), by_work);
+}
+
 class FastMatMul final : public Kernel {
  public:
   FastMatMul(const Ops& ops, Activation act) : ops_(ops), act_(act) {}
@@ -54,12 +71,11 @@ class FastMatMul final : public Kernel {
     ctx.work = kern::work_product({shape_numel(p->out.span()), p->K});
     // A B computed at run time is packed into the workspace: one slice per thread that takes
     // a share of the batches (run()).
-    ctx.workspace =
-        packed_.data.size() > 0
-            ? 0
-            : static_cast<std::size_t>(scratch_lanes(p->batch.numel()) *
-                                       gemm_b_layout(p->K, p->N, ops_.nr, ops_.vec).group_floats) *
-                  sizeof(float);
+    ctx.workspace = packed_.data.size() > 0
+                        ? 0
+                        : static_cast<std::size_t>(
+                              batch_slices(*p) * gemm_b_layout(p->K, p->N, ops_.nr, ops_.vec).group_floats) *
+                              sizeof(float);
     ctx.keep(std::move(*p));
     return {};
   }
@@ -103,10 +119,13 @@ class FastMatMul final : public Kernel {
     // Attention's products are many small ones (Swin-T: 192 of 49 x 49 x 32): each alone is
     // too little work for a second thread, so the batches are split over the threads, each
     // packing its B into its own slice. Before, one thread ran them all and Swin-T's attention
-    // products were slower at 2 threads than at 1.
-    const double work = 2.0 * static_cast<double>(nb * M) * static_cast<double>(N * K);
-    const int64_t tasks = std::min<int64_t>({scratch_lanes(nb), threads_for(ctx.parallel, work), nb});
-    if (tasks > 1 && nb >= ctx.parallel.threads()) {
+    // products were slower at 2 threads than at 1. A product that can use every thread alone
+    // (ViT's 197 x 197 x 64) keeps being split inside instead: by batch, 3 products on 2
+    // threads would leave one thread two of them.
+    const double one = product_work(*p);
+    const int64_t tasks =
+        std::min<int64_t>(batch_slices(*p), threads_for(ctx.parallel, one * static_cast<double>(nb)));
+    if (tasks > 1 && threads_for(ctx.parallel, one) < ctx.parallel.threads()) {
       ctx.parallel.for_range(tasks, 1, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t)
           batches(nb * t / tasks, nb * (t + 1) / tasks, wb + t * layout.group_floats,

@@ -31,7 +31,9 @@ inline float row_max(const float* x, int64_t n) {
 // and every multiply that reads a subnormal takes a microcode assist: Swin-T's attention times
 // V ran at 3 GFLOP/s in the shifted blocks (7.5 ms a node where the unshifted one took 0.66).
 // Below FLT_MIN a probability is far under float's resolution of the row's sum (>= 1).
-inline constexpr float kSoftmaxFlushBelow = -87.33f;  // exp below this is subnormal (ln FLT_MIN)
+// exp below about this is subnormal (ln FLT_MIN = -87.3365; the few normal values between are
+// flushed too). LogSoftmax is computed from x directly and flushes nothing.
+inline constexpr float kSoftmaxFlushBelow = -87.33f;
 
 // y[r][i] = exp(x[r][i] - max_r) / sum_r, or (log_softmax) x - max_r - log(sum_r); rows of n.
 inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool log_softmax,
