@@ -92,6 +92,20 @@ int32_t scalar(Graph& g, float v) {
   return add_f32(g, {}, {v});
 }
 
+// An inference BatchNormalization of `in` ([1, c, h, w]) with random params (seeds seed ..
+// seed + 3; the variance kept positive); its output has `in`'s shape.
+int32_t add_batch_norm(Graph& g, int32_t in, int64_t c, unsigned seed) {
+  const auto n = static_cast<std::size_t>(c);
+  std::vector<float> var = random_floats(n, seed + 3);
+  for (float& v : var) v = std::fabs(v) + 0.1f;
+  const int32_t bn =
+      add_node(g, "BatchNormalization",
+               {in, add_f32(g, {c}, random_floats(n, seed)), add_f32(g, {c}, random_floats(n, seed + 1)),
+                add_f32(g, {c}, random_floats(n, seed + 2)), add_f32(g, {c}, var)});
+  g.values[bn].shape = g.values[in].shape;
+  return bn;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(affine_after_conv_folds_into_weights) {
@@ -457,13 +471,7 @@ BOOST_AUTO_TEST_CASE(batch_norm_after_a_concat_stays_channels_last) {
       axis1.set("axis", int64_t{1});
       const int32_t cat = add_node(g, "Concat", {a, b}, 1, axis1);
       g.values[cat].shape = {1, 24, 6, 7};
-      std::vector<float> var = random_floats(24, 16);
-      for (float& v : var) v = std::fabs(v) + 0.1f;
-      const int32_t bn =
-          add_node(g, "BatchNormalization",
-                   {cat, add_f32(g, {24}, random_floats(24, 13)), add_f32(g, {24}, random_floats(24, 14)),
-                    add_f32(g, {24}, random_floats(24, 15)), add_f32(g, {24}, var)});
-      g.values[bn].shape = {1, 24, 6, 7};
+      const int32_t bn = add_batch_norm(g, cat, 24, 13);
       const bool clip = std::string(op) == "Clip";
       const int32_t act =
           clip ? add_node(g, op, {bn, scalar(g, -0.25f), scalar(g, 0.5f)}) : add_node(g, op, {bn});
@@ -493,13 +501,9 @@ BOOST_AUTO_TEST_CASE(batch_norm_after_a_concat_stays_channels_last) {
 BOOST_AUTO_TEST_CASE(batch_norm_read_twice_keeps_its_activation_apart) {
   Graph g;
   const int32_t x = add_input(g, "x", {1, 8, 5, 6});
-  std::vector<float> var = random_floats(8, 51);
-  for (float& v : var) v = std::fabs(v) + 0.1f;
-  const int32_t bn = add_node(
-      g, "BatchNormalization",
-      {add_node(g, "Relu", {x}), add_f32(g, {8}, random_floats(8, 52)), add_f32(g, {8}, random_floats(8, 53)),
-       add_f32(g, {8}, random_floats(8, 54)), add_f32(g, {8}, var)});
-  g.values[bn].shape = {1, 8, 5, 6};
+  const int32_t r = add_node(g, "Relu", {x});
+  g.values[r].shape = {1, 8, 5, 6};
+  const int32_t bn = add_batch_norm(g, r, 8, 51);
   set_output(g, add_node(g, "Add", {add_node(g, "Sigmoid", {bn}), bn}), "y");
   const Graph fused = check_same(g, Dims{1, 8, 5, 6});
   BOOST_TEST(count_op(fused, "Sigmoid") == 1);
@@ -746,13 +750,7 @@ BOOST_AUTO_TEST_CASE(batch_norm_between_nchw_ops_stays_nchw) {
   // Input -> BatchNormalization -> output: channels-last would only add two reorders.
   Graph g;
   const int32_t x = add_input(g, "x", {1, 8, 5, 6});
-  std::vector<float> var = random_floats(8, 51);
-  for (float& v : var) v = std::fabs(v) + 0.1f;
-  const int32_t bn =
-      add_node(g, "BatchNormalization",
-               {x, add_f32(g, {8}, random_floats(8, 52)), add_f32(g, {8}, random_floats(8, 53)),
-                add_f32(g, {8}, random_floats(8, 54)), add_f32(g, {8}, var)});
-  g.values[bn].shape = {1, 8, 5, 6};
+  const int32_t bn = add_batch_norm(g, x, 8, 51);
   set_output(g, bn, "y");
   BOOST_TEST(count_layout_transposes(check_layout(g, Dims{1, 8, 5, 6})) == 0);
 }
