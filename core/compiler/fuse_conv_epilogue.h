@@ -11,10 +11,11 @@
 //                                      column: a transformer's linear layers), then act(...)
 //                                      as for a convolution (an MLP's GELU)
 // ConvTranspose takes the activation only, and so does an inference BatchNormalization that no
-// convolution absorbed (DenseNet's BN -> ReLU after each Concat: one pass over memory, not two). Each step
-// needs the conv's output to feed nothing else and be no graph output; a residual must have the conv output's
-// rank and, dim by dim, the same static size or both dynamic (no broadcasting). The fused node takes the
-// place of the last node it absorbs, so every input it reads is computed before it.
+// convolution absorbed (DenseNet's BN -> ReLU after each Concat: one pass over memory, not two).
+// Each step needs the conv's output to feed nothing else and be no graph output; a residual must
+// have the conv output's rank and, dim by dim, the same static size or both dynamic (no
+// broadcasting). The fused node takes the place of the last node it absorbs, so every input it
+// reads is computed before it.
 #pragma once
 
 #include "core/common/status.h"

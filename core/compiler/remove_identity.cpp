@@ -1,6 +1,7 @@
 #include "core/compiler/remove_identity.h"
 
 #include <algorithm>
+#include <span>
 
 #include "core/compiler/graph_edit.h"
 
@@ -14,6 +15,10 @@ namespace {
 // without that input, as the attribute (the importer moves an old opset's attribute into the
 // input; hand-built graphs may still carry it). A pads input that is computed, an `axes`
 // input, or a count that does not match the rank leaves the node to its kernel (which checks it).
+bool all_zero(std::span<const int64_t> v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 0; });
+}
+
 bool pads_nothing(const Graph& g, const Node& n) {
   if (n.inputs.empty() || n.inputs[0] == kNoValue || n.outputs.size() != 1) return false;
   if (n.inputs.size() > 3 && n.inputs[3] != kNoValue) return false;
@@ -24,13 +29,11 @@ bool pads_nothing(const Graph& g, const Node& n) {
     if (!is_param(g, n.inputs[1])) return false;
     const ConstTensorView t = param_view(g, n.inputs[1]);
     if (t.dtype != DType::int64 || t.numel() != want) return false;
-    const int64_t* p = t.as<int64_t>();
-    return std::all_of(p, p + want, [](int64_t v) { return v == 0; });
+    return all_zero(std::span<const int64_t>(t.as<int64_t>(), static_cast<std::size_t>(want)));
   }
   if (!n.attrs.has("pads")) return false;
   const std::vector<int64_t> pads = n.attrs.get_ints("pads");
-  return static_cast<int64_t>(pads.size()) == want &&
-         std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+  return static_cast<int64_t>(pads.size()) == want && all_zero(pads);
 }
 
 }  // namespace

@@ -34,10 +34,8 @@ double product_work(const MatMulPlan& p) {
 int64_t batch_slices(const MatMulPlan& p) {
   const int64_t nb = std::max<int64_t>(1, p.batch.numel());
   const double justified = product_work(p) * static_cast<double>(nb) / kMinWorkPerThread;
-  const int64_t by_work = justified < 1.0                       ? 1
-                          : justified > static_cast<double>(nb) ? nb
-                                                                : static_cast<int64_t>(justified);
-  return std::min(scratch_lanes(nb), by_work);
+  return std::min(scratch_lanes(nb),
+                  static_cast<int64_t>(std::clamp(justified, 1.0, static_cast<double>(nb))));
 }
 
 class FastMatMul final : public Kernel {

@@ -31,8 +31,8 @@ inline float row_max(const float* x, int64_t n) {
 // and every multiply that reads a subnormal takes a microcode assist: Swin-T's attention times
 // V ran at 3 GFLOP/s in the shifted blocks (7.5 ms a node where the unshifted one took 0.66).
 // Below FLT_MIN a probability is far under float's resolution of the row's sum (>= 1).
-// exp below about this is subnormal (ln FLT_MIN = -87.3365; the few normal values between are
-// flushed too). LogSoftmax is computed from x directly and flushes nothing.
+// kSoftmaxFlushBelow: exp below about this is subnormal (ln FLT_MIN = -87.3365; the few normal
+// values between are flushed too). LogSoftmax is computed from x directly and flushes nothing.
 inline constexpr float kSoftmaxFlushBelow = -87.33f;
 
 // y[r][i] = exp(x[r][i] - max_r) / sum_r, or (log_softmax) x - max_r - log(sum_r); rows of n.
@@ -41,6 +41,12 @@ inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool
   const double work = static_cast<double>(rows * n) * 2 * kElementWork;  // an exp per element
   par.for_range(rows, grain_for(par, rows, work), [&](int64_t r0, int64_t r1) {
     const V flush_x = Simd::set1(kSoftmaxFlushBelow), flush_y = Simd::set1(std::numeric_limits<float>::min());
+    // exp(d), 0 below the flush point; clamped first, since exp's own subnormal results would
+    // cost the same assists. max's operand order keeps NaN.
+    auto exp_flushed = [flush_x](V d) {
+      return Simd::select_lt(d, flush_x, Simd::zero(), exp(Simd::max(flush_x, d)));
+    };
+    auto flushed = [flush_y](V o) { return Simd::select_lt(o, flush_y, Simd::zero(), o); };
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x + r * n;
       float* yr = y + r * n;
@@ -49,8 +55,7 @@ inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool
       V sum = Simd::zero();
       int64_t i = 0;
       for (; i + Simd::W <= n; i += Simd::W) {
-        const V d = Simd::sub(Simd::load(xr + i), vmx);
-        const V e = Simd::select_lt(d, flush_x, Simd::zero(), exp(Simd::max(flush_x, d)));
+        const V e = exp_flushed(Simd::sub(Simd::load(xr + i), vmx));
         if (!log_softmax) Simd::store(yr + i, e);
         sum = Simd::add(sum, e);
       }
@@ -60,8 +65,7 @@ inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool
         alignas(64) float pad[Simd::W];
         for (int64_t k = 0; k < Simd::W; ++k)
           pad[k] = i + k < n ? xr[i + k] : -std::numeric_limits<float>::infinity();
-        const V d = Simd::sub(Simd::load(pad), vmx);
-        const V e = Simd::select_lt(d, flush_x, Simd::zero(), exp(Simd::max(flush_x, d)));
+        const V e = exp_flushed(Simd::sub(Simd::load(pad), vmx));
         if (!log_softmax) Simd::store(yr + i, e, Simd::mask(n - i));
         sum = Simd::add(sum, e);
       }
@@ -74,14 +78,11 @@ inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool
       } else {
         const float inv = 1.f / total;
         const V vi = Simd::set1(inv);
-        for (i = 0; i + Simd::W <= n; i += Simd::W) {
-          const V o = Simd::mul(Simd::load(yr + i), vi);
-          Simd::store(yr + i, Simd::select_lt(o, flush_y, Simd::zero(), o));
-        }
+        for (i = 0; i + Simd::W <= n; i += Simd::W)
+          Simd::store(yr + i, flushed(Simd::mul(Simd::load(yr + i), vi)));
         if (i < n) {
           const auto m = Simd::mask(n - i);
-          const V o = Simd::mul(Simd::load(yr + i, m), vi);
-          Simd::store(yr + i, Simd::select_lt(o, flush_y, Simd::zero(), o), m);
+          Simd::store(yr + i, flushed(Simd::mul(Simd::load(yr + i, m), vi)), m);
         }
       }
     }
