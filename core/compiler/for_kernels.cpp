@@ -1,5 +1,6 @@
 #include "core/compiler/for_kernels.h"
 
+#include "core/compiler/fold_channel_scale.h"
 #include "core/compiler/fuse_conv_concat.h"
 #include "core/compiler/fuse_expand_depthwise.h"
 #include "core/compiler/layout_nhwc.h"
@@ -10,6 +11,7 @@ Status rewrite_for_kernels(Graph& g, const KernelRegistry& registry) {
   if (!registry.has_channels_last_kernels()) return {};
   WEAVE_TRY(layout_nhwc(g, registry));
   WEAVE_TRY(fuse_expand_depthwise(g, registry));
+  WEAVE_TRY(fold_channel_scale(g, registry));
   return fuse_conv_concat(g, registry);
 }
 

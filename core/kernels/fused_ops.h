@@ -1,6 +1,6 @@
 // Nodes that exist only between the compiler and the fast kernels: the compiler's passes
-// (core/compiler/fuse_expand_depthwise.h, fuse_conv_concat.h) make them, after the layout pass,
-// when the registry has a kernel for them; the kernels (core/kernels/fast/) run them. Never
+// (core/compiler/fuse_expand_depthwise.h, fuse_conv_concat.h, fold_channel_scale.h) make them, after the
+// layout pass, when the registry has a kernel for them; the kernels (core/kernels/fast/) run them. Never
 // stored in an artifact. This header is their contract: op names, inputs and attributes.
 #pragma once
 
@@ -23,5 +23,11 @@ inline constexpr const char* kConvConcat = "ConvConcat";
 [[nodiscard]] inline std::string conv_prefix(std::size_t i) {
   return "conv" + std::to_string(i) + "_";
 }
+
+// ScaledConv: a 1x1 NHWC Conv (stride 1, unpadded, ungrouped, constant weights) whose input is
+// the only use of a Mul of x by a per-channel scale s computed at run time (a
+// squeeze-and-excitation block). Inputs: x [N, H, W, C], weights [M, C, 1, 1], bias (or none),
+// residual (or none), s [N or 1, 1, 1, C]. Attributes: the Conv's.
+inline constexpr const char* kScaledConv = "ScaledConv";
 
 }  // namespace weave::fused

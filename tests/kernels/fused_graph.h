@@ -1,8 +1,11 @@
-// Shared by the tests of the fast registry's fusing passes (ExpandDepthwise, ConvConcat): runs a
-// compiled graph through a Factory of a given registry and returns its outputs.
+// Shared by the tests of the fast registry's fusing passes (ExpandDepthwise, ConvConcat,
+// ScaledConv): runs a compiled graph through a Factory of a given registry and returns its
+// outputs, and compares them with the reference kernels'.
 #pragma once
 
+#include <algorithm>
 #include <boost/test/unit_test.hpp>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -46,6 +49,15 @@ inline std::vector<float> run_fused_graph(const Graph& compiled, const KernelReg
     all.insert(all.end(), o.as<float>(), o.as<float>() + o.numel());
   }
   return all;
+}
+
+// The largest |fast - ref| / (1 + |ref|) over the outputs (the sizes must agree).
+inline double worst_relative_error(const std::vector<float>& fast, const std::vector<float>& ref) {
+  BOOST_TEST_REQUIRE(fast.size() == ref.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    worst = std::max(worst, std::abs(double(fast[i]) - ref[i]) / (1.0 + std::abs(double(ref[i]))));
+  return worst;
 }
 
 }  // namespace weave::test

@@ -86,10 +86,7 @@ void check(const Case& k, const std::string& what) {
     int fused = -1;
     const auto fast = run_fused_graph(*c, &KernelRegistry::global(), threads, in, x, "ConvConcat", &fused);
     BOOST_TEST(fused == k.fused, what << ": ConvConcat nodes " << fused);
-    BOOST_TEST_REQUIRE(fast.size() == ref.size(), what);
-    double worst = 0;
-    for (std::size_t i = 0; i < ref.size(); ++i)
-      worst = std::max(worst, std::abs(double(fast[i]) - ref[i]) / (1.0 + std::abs(double(ref[i]))));
+    const double worst = worst_relative_error(fast, ref);
     // Winograd's transforms add a few 1e-4 relative in float32.
     BOOST_TEST(worst < 5e-4, what << " threads " << threads << ": worst relative error " << worst);
   }

@@ -88,10 +88,7 @@ void check(const Case& k) {
     const auto fast =
         run_fused_graph(*c, &KernelRegistry::global(), threads, in, x, "ExpandDepthwise", &fused);
     BOOST_TEST(fused == 1, what << ": ExpandDepthwise nodes " << fused);
-    BOOST_TEST_REQUIRE(fast.size() == ref.size(), what);
-    double worst = 0;
-    for (std::size_t i = 0; i < ref.size(); ++i)
-      worst = std::max(worst, std::abs(double(fast[i]) - ref[i]) / (1.0 + std::abs(double(ref[i]))));
+    const double worst = worst_relative_error(fast, ref);
     BOOST_TEST(worst < 1e-4, what << " threads " << threads << ": worst relative error " << worst);
   }
 }

@@ -2,6 +2,8 @@
 // convolutions, and grouped ones of narrow groups, run the channel-vectorized direct kernel,
 // 3x3 stride-1 ones with enough channels Winograd F(4x4, 3x3), everything else (1x1, strided,
 // dilated, wider groups) the implicit-GEMM micro-kernel, each over weights packed at create.
+// Also ScaledConv (core/kernels/fused_ops.h): a 1x1 convolution of x * s, s a per-image scale of
+// the input channels, as the GEMM of x by the packed weights scaled by s, per image.
 #include <algorithm>
 #include <cstring>
 
@@ -9,6 +11,7 @@
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/fast/pack.h"
+#include "core/kernels/fused_ops.h"
 #include "core/kernels/kernel_util.h"
 #include "core/kernels/registry.h"
 #include "core/kernels/spatial.h"
@@ -35,16 +38,25 @@ bool unit(const std::vector<int64_t>& v) {
 
 class FastConv final : public NhwcConvKernel {
  public:
-  FastConv(const Ops& ops, WindowAttrs a, int64_t group, Activation act, const Dims& w)
-      : ops_(ops), a_(std::move(a)), group_(group), act_(act), M_(w[0]), Cg_(w[1]), KH_(w[2]), KW_(w[3]) {}
+  // scaled: a ScaledConv (1x1, ungrouped; checked by make_fast_conv), its scale input 4.
+  FastConv(const Ops& ops, WindowAttrs a, int64_t group, Activation act, const Dims& w, bool scaled)
+      : ops_(ops),
+        a_(std::move(a)),
+        group_(group),
+        act_(act),
+        M_(w[0]),
+        Cg_(w[1]),
+        KH_(w[2]),
+        KW_(w[3]),
+        scaled_(scaled) {}
 
   Status pack(const float* w, const float* bias) {
     const int64_t taps = KH_ * KW_;
-    depthwise_ = Cg_ == 1 && group_ == M_;
+    depthwise_ = !scaled_ && Cg_ == 1 && group_ == M_;
     // Cg_ even: the kernel keeps two sums per pixel, of the even and the odd input channels.
-    narrow_ = !depthwise_ && group_ > 1 && Cg_ * group_ == M_ && Cg_ <= kMaxNarrowGroup && Cg_ % 2 == 0 &&
-              ops_.vec % Cg_ == 0 && ops_.grouped != nullptr;
-    winograd_ = !depthwise_ && group_ == 1 && KH_ == 3 && KW_ == 3 && unit(a_.strides) &&
+    narrow_ = !depthwise_ && !scaled_ && group_ > 1 && Cg_ * group_ == M_ && Cg_ <= kMaxNarrowGroup &&
+              Cg_ % 2 == 0 && ops_.vec % Cg_ == 0 && ops_.grouped != nullptr;
+    winograd_ = !depthwise_ && !scaled_ && group_ == 1 && KH_ == 3 && KW_ == 3 && unit(a_.strides) &&
                 unit(a_.dilations) && Cg_ >= kWinogradMinChannels && M_ >= kWinogradMinChannels &&
                 36 * Cg_ * M_ * int64_t{4} <= kWinogradMaxBytes && ops_.winograd != nullptr;
     if (winograd_) {
@@ -82,16 +94,24 @@ class FastConv final : public NhwcConvKernel {
     if (kern::present(ctx, 3) && !(ctx.inputs[3].dims == out))
       return make_error(ctx.label, ": residual ", kern::dims_bracketed(ctx.inputs[3].dims),
                         " does not match output ", kern::dims_bracketed(out), " (NHWC)");
+    if (scaled_) {
+      const Dims& s = ctx.inputs[4].dims;
+      if (s.rank() != 4 || (s[0] != 1 && s[0] != x[0]) || s[1] != 1 || s[2] != 1 || s[3] != Cg_)
+        return make_error(ctx.label, ": scale ", kern::dims_bracketed(s), " is not [1 or ", x[0], ", 1, 1, ",
+                          Cg_, "] (NHWC) for input ", kern::dims_bracketed(x));
+    }
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = out;
-    ctx.workspace = winograd_ ? ops_.winograd_workspace(winograd_args(x, *geo)) : 0;
+    ctx.workspace = winograd_ ? ops_.winograd_workspace(winograd_args(x, *geo))
+                    : scaled_ ? static_cast<std::size_t>(packed_.layout.group_floats) * sizeof(float)
+                              : 0;
     ctx.keep(std::move(*geo));
     return {};
   }
 
   void run(const RunContext& ctx) const override { run_into(ctx, kern::out_f32(ctx, 0), M_); }
 
-  [[nodiscard]] bool can_run_into() const override { return !depthwise_; }
+  [[nodiscard]] bool can_run_into() const override { return !depthwise_ && !scaled_; }
   [[nodiscard]] int64_t out_channels() const override { return M_; }
 
   void run_into(const RunContext& ctx, float* y, int64_t ldy) const override {
@@ -148,7 +168,24 @@ class FastConv final : public NhwcConvKernel {
     a.ldr = M_, a.r_image = a.OH * a.OW * M_;
     a.act = act_;
     a.zeros = reinterpret_cast<const float*>(zeros_.data());
-    ops_.conv_gemm(a, ctx.parallel);
+    if (!scaled_) {
+      ops_.conv_gemm(a, ctx.parallel);
+      return;
+    }
+    // W (s * x) = (W diag(s)) x: each image's GEMM over the weights scaled by its own s.
+    const float* s = ctx.inputs[4].as<float>();
+    const int64_t s_image = ctx.inputs[4].dims[0] == 1 ? 0 : Cg_;
+    auto* scaled = reinterpret_cast<float*>(ctx.workspace.data());
+    const float* x = a.x;
+    a.N = 1;
+    a.w = scaled;
+    for (int64_t n = 0; n < xd[0]; ++n) {
+      scale_packed_rows(packed_.floats(), Cg_, M_, packed_.layout, ops_.vec, s + n * s_image, scaled);
+      a.x = x + n * a.x_image;
+      a.y = y + n * a.y_image;
+      a.residual = res != nullptr ? res + n * a.r_image : nullptr;
+      ops_.conv_gemm(a, ctx.parallel);
+    }
   }
 
  private:
@@ -180,6 +217,7 @@ class FastConv final : public NhwcConvKernel {
   int64_t group_;
   Activation act_;
   int64_t M_, Cg_, KH_, KW_;
+  bool scaled_ = false;
   bool depthwise_ = false, narrow_ = false, winograd_ = false;
   PackedWeights packed_;
   SharedBytes dw_;
@@ -216,7 +254,20 @@ Expected<std::unique_ptr<Kernel>> make_fast_conv(const KernelSetup& s) {
   const Value* b = kern::input_info(s, 2);
   const ConstTensorView* wc = kern::constant(s, 1);
   const ConstTensorView* bc = kern::constant(s, 2);
-  if (!conv_nhwc_supported(s.node, x, w, wc != nullptr, b, bc != nullptr)) return std::unique_ptr<Kernel>();
+  // A ScaledConv is a Conv with a scale input: the Conv's checks, on its first four inputs.
+  const bool scaled = s.node.op == fused::kScaledConv;
+  Node conv;
+  if (scaled) {
+    if (s.node.inputs.size() != 5 || !is_float(kern::input_info(s, 4)))
+      return make_error(s.label, ": ScaledConv takes x, weights, bias, residual and a float scale");
+    conv.op = "Conv";
+    conv.inputs.assign(s.node.inputs.begin(), s.node.inputs.begin() + 4);
+    conv.outputs = s.node.outputs;
+  }
+  if (!conv_nhwc_supported(scaled ? conv : s.node, x, w, wc != nullptr, b, bc != nullptr)) {
+    if (scaled) return make_error(s.label, ": ScaledConv needs constant float weights and an NHWC input");
+    return std::unique_ptr<Kernel>();
+  }
   if (s.node.inputs.size() > 3 && s.node.inputs[3] != kNoValue && !is_float(kern::input_info(s, 3)))
     return std::unique_ptr<Kernel>();
   auto a = parse_window_attrs(s.node.attrs, s.label);
@@ -229,7 +280,11 @@ Expected<std::unique_ptr<Kernel>> make_fast_conv(const KernelSetup& s) {
   auto act = parse_epilogue(s);
   if (!act) return act.error();
   const int64_t group = s.node.attrs.get_int("group", 1);
-  auto k = std::make_unique<FastConv>(*ops, std::move(*a), group, *act, Dims(w->shape));
+  if (scaled &&
+      (group != 1 || w->shape[2] != 1 || w->shape[3] != 1 || !unit(a->strides) || !unit(a->dilations) ||
+       std::any_of(a->pads.begin(), a->pads.end(), [](int64_t p) { return p != 0; })))
+    return make_error(s.label, ": ScaledConv must be a 1x1, stride-1, unpadded, ungrouped convolution");
+  auto k = std::make_unique<FastConv>(*ops, std::move(*a), group, *act, Dims(w->shape), scaled);
   WEAVE_TRY(k->pack(wc->as<float>(), bc != nullptr ? bc->as<float>() : nullptr));
   return std::unique_ptr<Kernel>(std::move(k));
 }

@@ -37,7 +37,9 @@ class NhwcConvKernel : public Kernel {
   virtual void run_into(const RunContext& ctx, float* y, int64_t ldy) const = 0;
 };
 
-// The Kernel it makes is an NhwcConvKernel (or null when it declines the node).
+// The Kernel it makes is an NhwcConvKernel (or null when it declines the node). It also makes
+// ScaledConv's (core/kernels/fused_ops.h, core/compiler/fold_channel_scale.h): each image's GEMM
+// runs over the packed weights scaled by that image's s (in the node's workspace).
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_conv(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_conv_transpose(const KernelSetup& s);
 [[nodiscard]] Expected<std::unique_ptr<Kernel>> make_fast_pool(const KernelSetup& s);

@@ -77,6 +77,19 @@ void pack_gemm_b_into(const float* b, int64_t K, int64_t N, int64_t ldb, bool tr
   });
 }
 
+void scale_packed_rows(const float* src, int64_t K, int64_t N, const PackedLayout& l, int vec,
+                       const float* scale, float* dst) {
+  for (int64_t col0 = 0; col0 < N; col0 += l.nr) {
+    const int64_t width = std::min<int64_t>(l.nr, round_up(N - col0, vec));
+    const float* in = src + col0 * K;
+    float* out = dst + col0 * K;
+    for (int64_t k = 0; k < K; ++k) {
+      const float f = scale[k];
+      for (int64_t j = 0; j < width; ++j) out[k * width + j] = in[k * width + j] * f;
+    }
+  }
+}
+
 PackedWeights pack_gemm_b(const float* b, int64_t K, int64_t N, int64_t ldb, bool trans, int nr, int vec) {
   PackedWeights p;
   p.layout = gemm_b_layout(K, N, nr, vec);

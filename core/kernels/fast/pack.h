@@ -36,6 +36,11 @@ struct PackedWeights {
 // GEMM B operands [C][M] (one per tile point, `layout.group_floats` apart). Computed in double.
 [[nodiscard]] PackedWeights pack_winograd_f43(const float* w, int64_t M, int64_t C, int nr, int vec);
 
+// dst = the panels of one group of K rows and N columns (pack_conv of a 1x1 convolution:
+// row k is input channel k) with row k scaled by scale[k]; padding columns stay zero.
+void scale_packed_rows(const float* src, int64_t K, int64_t N, const PackedLayout& l, int vec,
+                       const float* scale, float* dst);
+
 // Packs into caller memory (the layout must come from gemm_b_layout); for operands that are
 // only known at run time (MatMul of two activations).
 [[nodiscard]] PackedLayout gemm_b_layout(int64_t K, int64_t N, int nr, int vec);

@@ -37,6 +37,7 @@ void register_fast_kernels(KernelRegistry& r) {
   r.add("Conv", make_fast_conv, kPriority, "fast");
   r.add(fused::kExpandDepthwise, make_fast_expand_depthwise, kPriority, "fast");
   r.add(fused::kConvConcat, make_fast_conv_concat, kPriority, "fast");
+  r.add(fused::kScaledConv, make_fast_conv, kPriority, "fast");
   r.add("ConvTranspose", make_fast_conv_transpose, kPriority, "fast");
   r.add("Resize", make_fast_resize, kPriority, "fast");
   r.add("Upsample", make_fast_resize, kPriority, "fast");
