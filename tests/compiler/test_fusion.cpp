@@ -6,6 +6,8 @@
 #define BOOST_TEST_MODULE fusion
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <functional>
+#include <numeric>
 #include <random>
 
 #include "core/compiler/compile.h"
@@ -809,4 +811,57 @@ void check_shuffle(bool dims_lost) {
 BOOST_AUTO_TEST_CASE(channel_shuffle_and_split_stay_channels_last) {
   check_shuffle(false);
   check_shuffle(true);
+}
+
+namespace {
+
+// A detector's head: Conv -> Reshape splitting its channels [N, c1, .., ck, H, W] ->
+// Transpose(perm) -> output; with `split_out`, the split tensor is a graph output too. Returns
+// the fast Factory's graph (checked against the reference kernels).
+Graph check_head(const std::vector<int64_t>& split, const std::vector<int64_t>& perm, bool split_out) {
+  Graph g;
+  const int64_t c = std::accumulate(split.begin(), split.end(), int64_t{1}, std::multiplies<>());
+  const int32_t x = add_input(g, "x", {1, 6, 5, 7});
+  const int32_t conv =
+      add_node(g, "Conv", {x, add_f32(g, {c, 6, 1, 1}, random_floats(static_cast<std::size_t>(c * 6), 71))});
+  g.values[conv].shape = {1, c, 5, 7};
+  std::vector<int64_t> dims{1};
+  dims.insert(dims.end(), split.begin(), split.end());
+  dims.push_back(5);
+  dims.push_back(7);
+  const int32_t shape = g.add_param(DType::int64, Shape{static_cast<int64_t>(dims.size())},
+                                    SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(dims))));
+  const int32_t r = add_node(g, "Reshape", {conv, shape});
+  g.values[r].shape = dims;
+  Attributes a;
+  if (!perm.empty()) a.set("perm", perm);
+  const int32_t t = add_node(g, "Transpose", {r}, 1, a);
+  Shape out(dims.size());
+  for (std::size_t k = 0; k < dims.size(); ++k)
+    out[k] = dims[perm.empty() ? dims.size() - 1 - k : static_cast<std::size_t>(perm[k])];
+  g.values[t].shape = out;
+  set_output(g, t, "y");
+  if (split_out) set_output(g, r, "split");
+  return check_layout(g, Dims{1, 6, 5, 7});
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_head_s_channel_split_and_transpose_read_the_channels_last_map) {
+  // YOLO's [N, 3, 85, H, W] -> [N, 3, H, W, 85], the reversing default perm, a three-way split.
+  for (const auto& [split, perm] :
+       std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{{{3, 5}, {0, 1, 3, 4, 2}},
+                                                                          {{3, 5}, {}},
+                                                                          {{2, 3, 2}, {0, 5, 2, 1, 4, 3}},
+                                                                          {{4, 2}, {0, 1, 2, 3, 4}}}) {
+    const Graph planned = check_head(split, perm, false);
+    if (count_layout_transposes(planned) == 0) {
+      BOOST_TEST_MESSAGE("no fast path on this CPU: the head stays NCHW");
+      return;
+    }
+    // The input's reorder alone: the Transpose reads the channels-last map, split in place.
+    BOOST_TEST(count_layout_transposes(planned) == 1);
+  }
+  // The split tensor is an output itself: it is made in NCHW, and the Transpose reads it.
+  BOOST_TEST(count_layout_transposes(check_head({3, 5}, {0, 1, 3, 4, 2}, true)) == 2);
 }
