@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <set>
 #include <span>
 #include <string>
@@ -352,13 +353,31 @@ class LayoutPass {
     return true;
   }
 
+  // Whether a Reshape's shape input `said` gives `out` from an input of dims `in` of as many
+  // elements: out's own dims, 0 for an input dim kept (without allowzero), one -1 for the rest.
+  static bool reshape_says(const std::vector<int64_t>& said, const Shape& in, const Shape& out,
+                           bool allowzero) {
+    if (said.size() != out.size()) return false;
+    int rest = 0;
+    for (std::size_t k = 0; k < said.size(); ++k) {
+      if (said[k] == -1)
+        ++rest;
+      else if (said[k] == 0 && !allowzero)
+        rest += k < in.size() && in[k] == out[k] ? 0 : 2;
+      else if (said[k] != out[k])
+        return false;
+    }
+    return rest <= 1;
+  }
+
   // Reshape of an NHWC value that splits its channels ([N, C, H, W] -> [N, c1, .., ck, H, W])
   // read only by a Transpose: a detector's head (YOLO: [N, 255, H, W] -> [N, 3, 85, H, W] ->
   // [N, 3, H, W, 85]). The same split of the twin's last axis ([N, H, W, c1, .., ck], the same
   // memory) and one Transpose of it, perm composed: without it, a reorder of the whole map to
   // NCHW, then the model's Transpose, each a strided copy of every float (the YOLO-style model's
   // 80x80 head: 2.4 + 1.7 ms of its 127). Static shapes only (graph inputs included, so that the
-  // dims that steer the copy are the ones the run sees), and the Reshape's shape must say them.
+  // dims that steer the copy are the ones the run sees), and the Reshape's shape must say them
+  // (SSD's head: [1, -1, 91, H, W]).
   bool split_transpose(const Node& r) {
     if (r.op != "Reshape" || r.inputs.size() != 2 || r.outputs.size() != 1 || !has_nhwc(r.inputs[0]) ||
         !static_inputs_ || !static_shape(r.inputs[0], 4))
@@ -378,7 +397,9 @@ class LayoutPass {
     for (std::size_t k = 1; k + 2 < rank; ++k)
       if (__builtin_mul_overflow(c, s[k], &c) || c > x[1]) return false;
     std::vector<int64_t> said;
-    if (c != x[1] || !param_ints(r.inputs[1], said) || said != s) return false;
+    if (c != x[1] || !param_ints(r.inputs[1], said) ||
+        !reshape_says(said, x, s, r.attrs.get_int("allowzero", 0) != 0))
+      return false;
     std::vector<int64_t> perm = t.attrs.get_ints("perm");
     if (perm.empty())
       for (std::size_t k = rank; k-- > 0;) perm.push_back(static_cast<int64_t>(k));
@@ -407,12 +428,20 @@ class LayoutPass {
     reshape.inputs = {nhwc_[r.inputs[0]], dims};
     reshape.outputs = {split_id};
     emit(std::move(reshape), nullptr);
+    skip_[static_cast<std::size_t>(ti)] = true;
+    // The identity (SSD's head: [N, 6, 91, H, W] -> [N, H, W, 6, 91] is the twin's own order):
+    // readers read the split twin, no copy; a graph output keeps its own buffer.
+    std::vector<int64_t> identity(rank);
+    std::iota(identity.begin(), identity.end(), int64_t{0});
+    if (composed == identity && !is_graph_output(g_, t.outputs[0])) {
+      renamed_[t.outputs[0]] = split_id;
+      return true;
+    }
     Node tr = t;
     tr.inputs = {split_id};
     tr.attrs.set("perm", composed);
     const auto name = old_names_->find(ti);
     emit(std::move(tr), name == old_names_->end() ? nullptr : &name->second);
-    skip_[static_cast<std::size_t>(ti)] = true;
     return true;
   }
 

@@ -816,9 +816,12 @@ BOOST_AUTO_TEST_CASE(channel_shuffle_and_split_stay_channels_last) {
 namespace {
 
 // A detector's head: Conv -> Reshape splitting its channels [N, c1, .., ck, H, W] ->
-// Transpose(perm) -> output; with `split_out`, the split tensor is a graph output too. Returns
+// Transpose(perm) -> output; with `split_out`, the split tensor is a graph output too; with
+// `rest`, the Reshape's shape says -1 for the first split dim (SSD's [1, -1, 91, H, W]), and a
+// Relu reads the Transpose (whose output is then no graph output). Returns
 // the fast Factory's graph (checked against the reference kernels).
-Graph check_head(const std::vector<int64_t>& split, const std::vector<int64_t>& perm, bool split_out) {
+Graph check_head(const std::vector<int64_t>& split, const std::vector<int64_t>& perm, bool split_out,
+                 bool rest = false) {
   Graph g;
   const int64_t c = std::accumulate(split.begin(), split.end(), int64_t{1}, std::multiplies<>());
   const int32_t x = add_input(g, "x", {1, 6, 5, 7});
@@ -829,8 +832,10 @@ Graph check_head(const std::vector<int64_t>& split, const std::vector<int64_t>& 
   dims.insert(dims.end(), split.begin(), split.end());
   dims.push_back(5);
   dims.push_back(7);
-  const int32_t shape = g.add_param(DType::int64, Shape{static_cast<int64_t>(dims.size())},
-                                    SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(dims))));
+  std::vector<int64_t> said = dims;
+  if (rest) said[1] = -1;
+  const int32_t shape = g.add_param(DType::int64, Shape{static_cast<int64_t>(said.size())},
+                                    SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(said))));
   const int32_t r = add_node(g, "Reshape", {conv, shape});
   g.values[r].shape = dims;
   Attributes a;
@@ -840,7 +845,12 @@ Graph check_head(const std::vector<int64_t>& split, const std::vector<int64_t>& 
   for (std::size_t k = 0; k < dims.size(); ++k)
     out[k] = dims[perm.empty() ? dims.size() - 1 - k : static_cast<std::size_t>(perm[k])];
   g.values[t].shape = out;
-  set_output(g, t, "y");
+  int32_t y = t;
+  if (rest) {
+    y = add_node(g, "Relu", {t});
+    g.values[y].shape = out;
+  }
+  set_output(g, y, "y");
   if (split_out) set_output(g, r, "split");
   return check_layout(g, Dims{1, 6, 5, 7});
 }
@@ -862,6 +872,10 @@ BOOST_AUTO_TEST_CASE(a_head_s_channel_split_and_transpose_read_the_channels_last
     // The input's reorder alone: the Transpose reads the channels-last map, split in place.
     BOOST_TEST(count_layout_transposes(planned) == 1);
   }
+  // SSD's [1, -1, 91, H, W] -> [1, H, W, 6, 91]: the twin's own order, no copy at all.
+  const Graph ssd = check_head({3, 5}, {0, 3, 4, 1, 2}, false, true);
+  BOOST_TEST(count_op(ssd, "Transpose") == 1);  // the input's reorder
+  BOOST_TEST(count_layout_transposes(check_head({3, 5}, {0, 1, 3, 4, 2}, false, true)) == 1);
   // The split tensor is an output itself: it is made in NCHW, and the Transpose reads it.
   BOOST_TEST(count_layout_transposes(check_head({3, 5}, {0, 1, 3, 4, 2}, true)) == 2);
 }
