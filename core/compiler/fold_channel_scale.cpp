@@ -73,8 +73,9 @@ Status fold_channel_scale(Graph& g, const KernelRegistry& registry) {
     // The map (known statically; a dynamic one keeps its Mul) must have kPixelsPerOutput x M
     // pixels or more (see there).
     const Shape& map = g.values[t].shape;
-    const int64_t least = w[0] * kPixelsPerOutput;
-    if (map[1] < 1 || map[2] < 1 || map[1] < (least + map[2] - 1) / map[2]) continue;
+    int64_t pixels = 0;
+    if (map[1] < 1 || map[2] < 1) continue;
+    if (!__builtin_mul_overflow(map[1], map[2], &pixels) && pixels < w[0] * kPixelsPerOutput) continue;
     Node f;
     f.op = fused::kScaledConv;
     f.inputs = {x, c.inputs[1], c.inputs.size() > 2 ? c.inputs[2] : kNoValue,

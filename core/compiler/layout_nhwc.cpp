@@ -395,7 +395,7 @@ class LayoutPass {
       return false;
     int64_t c = 1;
     for (std::size_t k = 1; k + 2 < rank; ++k)
-      if (__builtin_mul_overflow(c, s[k], &c) || c > x[1]) return false;
+      if (s[k] < 1 || __builtin_mul_overflow(c, s[k], &c) || c > x[1]) return false;
     std::vector<int64_t> said;
     if (c != x[1] || !param_ints(r.inputs[1], said) ||
         !reshape_says(said, x, s, r.attrs.get_int("allowzero", 0) != 0))
@@ -415,13 +415,16 @@ class LayoutPass {
     for (std::size_t k = 1; k + 2 < rank; ++k) at[k] = static_cast<int64_t>(k) + 2;
     Shape split{x[0], x[2], x[3]};
     split.insert(split.end(), s.begin() + 1, s.end() - 2);
+    // The twin's N, H and W as the run has them (0: kept), the channels split as the model says.
+    std::vector<int64_t> kept = split;
+    std::fill(kept.begin(), kept.begin() + 3, 0);
     std::vector<int64_t> composed(rank);
     for (std::size_t k = 0; k < rank; ++k) composed[k] = at[static_cast<std::size_t>(perm[k])];
     Value sv = g_.values[r.outputs[0]];
     sv.shape = split;
     const int32_t split_id = g_.add_value(sv);
     const int32_t dims = g_.add_param(DType::int64, Shape{static_cast<int64_t>(rank)},
-                                      SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(split))));
+                                      SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(kept))));
     grow();
     Node reshape;
     reshape.op = "Reshape";

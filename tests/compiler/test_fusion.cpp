@@ -816,55 +816,60 @@ BOOST_AUTO_TEST_CASE(channel_shuffle_and_split_stay_channels_last) {
 namespace {
 
 // A detector's head: Conv -> Reshape splitting its channels [N, c1, .., ck, H, W] ->
-// Transpose(perm) -> output; with `split_out`, the split tensor is a graph output too; with
-// `rest`, the Reshape's shape says -1 for the first split dim (SSD's [1, -1, 91, H, W]), and a
-// Relu reads the Transpose (whose output is then no graph output). Returns
-// the fast Factory's graph (checked against the reference kernels).
-Graph check_head(const std::vector<int64_t>& split, const std::vector<int64_t>& perm, bool split_out,
-                 bool rest = false) {
+// Transpose(perm) -> output.
+struct Head {
+  std::vector<int64_t> split, perm;  // perm empty: the default (reversing) one
+  int64_t n = 1;                     // images
+  bool split_out = false;            // the split tensor is a graph output too
+  bool rest = false;                 // the Reshape's shape says -1 for c1 (SSD's [1, -1, 91, H, W])
+  bool kept = false;                 // ... and 0 for N (kept from the input)
+  bool relu = false;                 // a Relu reads the Transpose, whose output is then no graph output
+};
+
+// Returns the fast Factory's graph of the head (checked against the reference kernels).
+Graph check_head(const Head& h) {
   Graph g;
-  const int64_t c = std::accumulate(split.begin(), split.end(), int64_t{1}, std::multiplies<>());
-  const int32_t x = add_input(g, "x", {1, 6, 5, 7});
+  const int64_t c = std::accumulate(h.split.begin(), h.split.end(), int64_t{1}, std::multiplies<>());
+  const int32_t x = add_input(g, "x", {h.n, 6, 5, 7});
   const int32_t conv =
       add_node(g, "Conv", {x, add_f32(g, {c, 6, 1, 1}, random_floats(static_cast<std::size_t>(c * 6), 71))});
-  g.values[conv].shape = {1, c, 5, 7};
-  std::vector<int64_t> dims{1};
-  dims.insert(dims.end(), split.begin(), split.end());
+  g.values[conv].shape = {h.n, c, 5, 7};
+  std::vector<int64_t> dims{h.n};
+  dims.insert(dims.end(), h.split.begin(), h.split.end());
   dims.push_back(5);
   dims.push_back(7);
   std::vector<int64_t> said = dims;
-  if (rest) said[1] = -1;
+  if (h.rest) said[1] = -1;
+  if (h.kept) said[0] = 0;
   const int32_t shape = g.add_param(DType::int64, Shape{static_cast<int64_t>(said.size())},
                                     SharedBytes::copy_of(std::as_bytes(std::span<const int64_t>(said))));
   const int32_t r = add_node(g, "Reshape", {conv, shape});
   g.values[r].shape = dims;
   Attributes a;
-  if (!perm.empty()) a.set("perm", perm);
+  if (!h.perm.empty()) a.set("perm", h.perm);
   const int32_t t = add_node(g, "Transpose", {r}, 1, a);
   Shape out(dims.size());
   for (std::size_t k = 0; k < dims.size(); ++k)
-    out[k] = dims[perm.empty() ? dims.size() - 1 - k : static_cast<std::size_t>(perm[k])];
+    out[k] = dims[h.perm.empty() ? dims.size() - 1 - k : static_cast<std::size_t>(h.perm[k])];
   g.values[t].shape = out;
   int32_t y = t;
-  if (rest) {
+  if (h.relu) {
     y = add_node(g, "Relu", {t});
     g.values[y].shape = out;
   }
   set_output(g, y, "y");
-  if (split_out) set_output(g, r, "split");
-  return check_layout(g, Dims{1, 6, 5, 7});
+  if (h.split_out) set_output(g, r, "split");
+  return check_layout(g, Dims{h.n, 6, 5, 7});
 }
 
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(a_head_s_channel_split_and_transpose_read_the_channels_last_map) {
-  // YOLO's [N, 3, 85, H, W] -> [N, 3, H, W, 85], the reversing default perm, a three-way split.
-  for (const auto& [split, perm] :
-       std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{{{3, 5}, {0, 1, 3, 4, 2}},
-                                                                          {{3, 5}, {}},
-                                                                          {{2, 3, 2}, {0, 5, 2, 1, 4, 3}},
-                                                                          {{4, 2}, {0, 1, 2, 3, 4}}}) {
-    const Graph planned = check_head(split, perm, false);
+  // YOLO's [N, 3, 85, H, W] -> [N, 3, H, W, 85], the reversing default perm, a three-way split,
+  // two images with their count kept by a 0.
+  for (const Head& h : {Head{{3, 5}, {0, 1, 3, 4, 2}}, Head{{3, 5}, {}}, Head{{2, 3, 2}, {0, 5, 2, 1, 4, 3}},
+                        Head{{4, 2}, {0, 1, 2, 3, 4}}, Head{{3, 5}, {0, 1, 3, 4, 2}, 2, false, true, true}}) {
+    const Graph planned = check_head(h);
     if (count_layout_transposes(planned) == 0) {
       BOOST_TEST_MESSAGE("no fast path on this CPU: the head stays NCHW");
       return;
@@ -872,10 +877,13 @@ BOOST_AUTO_TEST_CASE(a_head_s_channel_split_and_transpose_read_the_channels_last
     // The input's reorder alone: the Transpose reads the channels-last map, split in place.
     BOOST_TEST(count_layout_transposes(planned) == 1);
   }
-  // SSD's [1, -1, 91, H, W] -> [1, H, W, 6, 91]: the twin's own order, no copy at all.
-  const Graph ssd = check_head({3, 5}, {0, 3, 4, 1, 2}, false, true);
-  BOOST_TEST(count_op(ssd, "Transpose") == 1);  // the input's reorder
-  BOOST_TEST(count_layout_transposes(check_head({3, 5}, {0, 1, 3, 4, 2}, false, true)) == 1);
+  // SSD's [N, -1, 91, H, W] -> [N, H, W, 6, 91], the twin's own order: no copy at all, for one
+  // image or two; as a graph output it keeps its own copy.
+  BOOST_TEST(count_op(check_head(Head{{3, 5}, {0, 3, 4, 1, 2}, 1, false, true, false, true}), "Transpose") ==
+             1);
+  BOOST_TEST(count_op(check_head(Head{{3, 5}, {0, 3, 4, 1, 2}, 2, false, true, true, true}), "Transpose") ==
+             1);
+  BOOST_TEST(count_op(check_head(Head{{3, 5}, {0, 3, 4, 1, 2}, 1, false, true}), "Transpose") == 2);
   // The split tensor is an output itself: it is made in NCHW, and the Transpose reads it.
-  BOOST_TEST(count_layout_transposes(check_head({3, 5}, {0, 1, 3, 4, 2}, true)) == 2);
+  BOOST_TEST(count_layout_transposes(check_head(Head{{3, 5}, {0, 1, 3, 4, 2}, 1, true})) == 2);
 }

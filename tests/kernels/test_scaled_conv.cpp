@@ -5,10 +5,10 @@
 // compiles it, and runs it through a Factory of the fast registry (which must hold the expected
 // number of ScaledConv nodes) and one of the reference kernels, at 1, 2 and 4 threads: the
 // outputs must agree. The cases cover channel counts off the vector width and the panel width
-// (a last, narrower panel), batch 2, either operand order of the Mul, a residual and an
-// activation in the projection's epilogue, no bias, and the graphs the pass must leave alone (a
-// product read twice, a map of fewer pixels than output channels, a constant scale, a scale
-// that is not per channel).
+// (a last, narrower panel), batch 2 with a scale per image or one for both, either operand order of the Mul,
+// a residual and an activation in the projection's epilogue, no bias, and the graphs the pass must leave
+// alone (a product read twice, a map of fewer pixels than output channels, a constant scale, a scale that is
+// not per channel).
 #define BOOST_TEST_MODULE scaled_conv
 #include <boost/test/unit_test.hpp>
 #include <cmath>
@@ -26,7 +26,8 @@ using namespace weave::test;
 
 namespace {
 
-enum class Scale { squeeze, constant, per_pixel };
+// squeeze: [N, C, 1, 1] from x; shared: [1, C, 1, 1], the squeeze averaged over the batch.
+enum class Scale { squeeze, shared, constant, per_pixel };
 
 struct Case {
   int64_t n, c, h, w, m;
@@ -58,12 +59,18 @@ Graph make_graph(const Case& k) {
   const int32_t x = add_input(g, "x", {k.n, k.c, k.h, k.w});
   int32_t s = -1;
   switch (k.scale) {
-    case Scale::squeeze: {
+    case Scale::squeeze:
+    case Scale::shared: {
       const int64_t r = std::max<int64_t>(1, k.c / 4);
       const int32_t p = shaped(g, add_node(g, "GlobalAveragePool", {x}), {k.n, k.c, 1, 1});
       const int32_t q =
           shaped(g, add_node(g, "Relu", {conv1x1(g, p, k.c, r, {k.n, r, 1, 1}, 10)}), {k.n, r, 1, 1});
       s = shaped(g, add_node(g, "Sigmoid", {conv1x1(g, q, r, k.c, {k.n, k.c, 1, 1}, 20)}), {k.n, k.c, 1, 1});
+      if (k.scale == Scale::shared) {
+        Attributes batch;
+        batch.set("axes", std::vector<int64_t>{0});
+        s = shaped(g, add_node(g, "ReduceMean", {s}, 1, batch), {1, k.c, 1, 1});
+      }
       break;
     }
     case Scale::constant:
@@ -106,12 +113,15 @@ void check(const Case& k) {
 
 BOOST_AUTO_TEST_CASE(squeeze_and_excitation_products_fold_into_the_projection) {
   if (!have_fast()) return;
-  check({1, 32, 20, 20, 16});                                // one vector of outputs
-  check({1, 37, 19, 17, 19, true});                          // odd channels, s * x
-  check({2, 24, 26, 25, 40});                                // batch 2: a scale per image
+  check({1, 32, 20, 20, 16});        // one AVX-512 vector of outputs
+  check({1, 37, 19, 17, 19, true});  // odd channels, s * x
+  check({2, 24, 26, 25, 40});        // batch 2: a scale per image
+  Case shared{2, 24, 26, 25, 40};    // batch 2: one scale for both images
+  shared.scale = Scale::shared;
+  check(shared);
   check({1, 48, 28, 28, 48, false, true, "Relu"});           // residual and activation
   check({2, 20, 18, 19, 20, true, true, "Sigmoid", false});  // no bias, a polynomial epilogue
-  check({1, 96, 34, 34, 72, false, false, "", true});        // two full panels and a part
+  check({1, 96, 34, 34, 72, false, false, "", true});        // full panels and a part (AVX-512, AVX2)
 }
 
 BOOST_AUTO_TEST_CASE(products_the_projection_cannot_take_alone_stay_apart) {

@@ -37,7 +37,8 @@ struct PackedWeights {
 [[nodiscard]] PackedWeights pack_winograd_f43(const float* w, int64_t M, int64_t C, int nr, int vec);
 
 // dst = the panels of one group of K rows and N columns (pack_conv of a 1x1 convolution:
-// row k is input channel k) with row k scaled by scale[k]; padding columns stay zero.
+// row k is input channel k) with row k scaled by scale[k], padding columns too (0 x scale, NaN
+// for an infinite scale: the micro-kernel never stores those columns).
 void scale_packed_rows(const float* src, int64_t K, int64_t N, const PackedLayout& l, int vec,
                        const float* scale, float* dst);
 
