@@ -216,11 +216,12 @@ class LayoutPass {
     }
     const bool unary = unary_ops().count(n.op) > 0, bcast = broadcast_ops().count(n.op) > 0;
     const bool concat = n.op == "Concat", resize = n.op == "Resize" || n.op == "Upsample";
-    const bool slice = n.op == "Slice";
-    if (!unary && !bcast && !concat && !resize && !slice) return false;
-    if (n.outputs.size() != 1) return false;
-    // Data inputs: all for broadcasting ops and Concat; the first for unary ops, Resize, Slice.
-    const std::size_t data = (unary || resize || slice) ? 1 : n.inputs.size();
+    const bool slice = n.op == "Slice", split = n.op == "Split";
+    if (!unary && !bcast && !concat && !resize && !slice && !split) return false;
+    // Split: its parts along one axis, each an NHWC value (YOLOv8's C2f halves its channels).
+    if (split ? n.outputs.empty() : n.outputs.size() != 1) return false;
+    // Data inputs: all for broadcasting ops and Concat; the first for unary ops, Resize, Slice, Split.
+    const std::size_t data = (unary || resize || slice || split) ? 1 : n.inputs.size();
     bool any_nhwc = false;
     for (std::size_t k = 0; k < data && k < n.inputs.size(); ++k) {
       const int32_t v = n.inputs[k];
@@ -246,8 +247,8 @@ class LayoutPass {
       n.attrs.set("weave_layout", std::string("NHWC"));
     }
     if (slice && !slice_axes_nhwc(n)) return false;
-    if (concat) {
-      int64_t axis = n.attrs.get_int("axis", 1);
+    if (concat || split) {
+      int64_t axis = n.attrs.get_int("axis", split ? 0 : 1);
       if (axis < 0) axis += 4;
       if (axis < 0 || axis > 3) return false;
       const int64_t phys = std::find(kToNhwc, kToNhwc + 4, axis) - kToNhwc;

@@ -887,3 +887,60 @@ BOOST_AUTO_TEST_CASE(a_head_s_channel_split_and_transpose_read_the_channels_last
   // The split tensor is an output itself: it is made in NCHW, and the Transpose reads it.
   BOOST_TEST(count_layout_transposes(check_head(Head{{3, 5}, {0, 1, 3, 4, 2}, 1, true})) == 2);
 }
+
+namespace {
+
+// YOLOv8's C2f: Conv -> Split in two along `axis` (sizes as an attribute or an input) -> a Conv
+// on the second part -> Concat of the parts and its output -> Conv. Returns the fast Factory's
+// graph (checked against the reference kernels).
+Graph check_split(int64_t axis, bool sizes_as_input) {
+  Graph g;
+  const int32_t x = add_input(g, "x", {1, 8, 6, 6});
+  Attributes same;
+  same.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const int32_t a = add_node(g, "Conv", {x, add_f32(g, {8, 8, 3, 3}, random_floats(8 * 8 * 9, 81))}, 1, same);
+  g.values[a].shape = {1, 8, 6, 6};
+  const int64_t at = axis < 0 ? axis + 4 : axis;
+  Shape part{1, 8, 6, 6};
+  part[static_cast<std::size_t>(at)] /= 2;
+  Attributes sa;
+  sa.set("axis", axis);
+  const std::vector<int64_t> sizes{part[static_cast<std::size_t>(at)], part[static_cast<std::size_t>(at)]};
+  std::vector<int32_t> in{a};
+  if (sizes_as_input)
+    in.push_back(g.add_param(DType::int64, Shape{2}, SharedBytes::copy_of(std::as_bytes(std::span(sizes)))));
+  else
+    sa.set("split", sizes);
+  const int32_t first = add_node(g, "Split", in, 2, sa);
+  const int32_t second = first + 1;
+  g.values[first].shape = g.values[second].shape = part;
+  const int32_t c = add_node(
+      g, "Conv", {second, add_f32(g, {part[1], part[1], 3, 3}, random_floats(part[1] * part[1] * 9, 82))}, 1,
+      same);
+  g.values[c].shape = part;
+  Attributes cat;
+  cat.set("axis", at);
+  const int32_t joined = add_node(g, "Concat", {first, second, c}, 1, cat);
+  Shape all = part;
+  all[static_cast<std::size_t>(at)] *= 3;
+  g.values[joined].shape = all;
+  const int32_t y =
+      add_node(g, "Conv", {joined, add_f32(g, {4, all[1], 1, 1}, random_floats(4 * all[1], 83))});
+  g.values[y].shape = {1, 4, all[2], all[3]};
+  set_output(g, y, "y");
+  return check_layout(g, Dims{1, 8, 6, 6});
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_split_of_a_channels_last_map_stays_channels_last) {
+  for (const auto& [axis, sizes_as_input] :
+       std::vector<std::pair<int64_t, bool>>{{1, false}, {-3, true}, {2, true}}) {
+    const Graph planned = check_split(axis, sizes_as_input);
+    if (count_layout_transposes(planned) == 0) {
+      BOOST_TEST_MESSAGE("no fast path on this CPU: the split stays NCHW");
+      return;
+    }
+    BOOST_TEST(count_layout_transposes(planned) == 2, "axis " << axis);  // the input in, the output out
+  }
+}
