@@ -30,4 +30,8 @@ inline constexpr const char* kConvConcat = "ConvConcat";
 // residual (or none), s [N or 1, 1, 1, C]. Attributes: the Conv's.
 inline constexpr const char* kScaledConv = "ScaledConv";
 
+// On an NHWC Conv (ungrouped, not depthwise) with a residual input: the residual is added after
+// the activation, not before (core/compiler/fuse_residual_after_activation.h). An int, 1.
+inline constexpr const char* kResidualLastAttr = "weave_residual_last";
+
 }  // namespace weave::fused

@@ -944,3 +944,69 @@ BOOST_AUTO_TEST_CASE(a_split_of_a_channels_last_map_stays_channels_last) {
     BOOST_TEST(count_layout_transposes(planned) == 2, "axis " << axis);  // the input in, the output out
   }
 }
+
+namespace {
+
+// A bottleneck: x [N, C, H, W] -> Conv (C -> C, k x k, "same", activation `act` and a post
+// affine when `post`) -> Add with x (conv output first, or x first) -> Conv 1x1 -> y. With
+// `conv_out`, the first Conv's output is a graph output too; with `broadcast`, the Add's other
+// operand is x's per-channel mean instead of x. Returns the fast Factory's graph (checked
+// against the reference kernels).
+struct Bottleneck {
+  int64_t c, h, w, k;
+  const char* act;
+  bool post = false, x_first = false, conv_out = false, broadcast = false;
+};
+
+Graph check_bottleneck(const Bottleneck& b) {
+  Graph g;
+  const int32_t x = add_input(g, "x", {1, b.c, b.h, b.w});
+  Attributes a;
+  a.set("pads", std::vector<int64_t>(4, b.k / 2));
+  a.set("activation", std::string(b.act));
+  if (b.post) a.set("activation_post_mul", 0.5f), a.set("activation_post_add", 0.25f);
+  const int32_t conv =
+      add_node(g, "Conv",
+               {x,
+                add_f32(g, {b.c, b.c, b.k, b.k},
+                        random_floats(static_cast<std::size_t>(b.c * b.c * b.k * b.k), 91, 0.3f)),
+                add_f32(g, {b.c}, random_floats(static_cast<std::size_t>(b.c), 92))},
+               1, a);
+  g.values[conv].shape = {1, b.c, b.h, b.w};
+  int32_t other = x;
+  if (b.broadcast) {
+    other = add_node(g, "GlobalAveragePool", {x});
+    g.values[other].shape = {1, b.c, 1, 1};
+  }
+  const int32_t sum =
+      add_node(g, "Add", b.x_first ? std::vector<int32_t>{other, conv} : std::vector<int32_t>{conv, other});
+  g.values[sum].shape = {1, b.c, b.h, b.w};
+  const int32_t y = add_node(
+      g, "Conv", {sum, add_f32(g, {8, b.c, 1, 1}, random_floats(static_cast<std::size_t>(8 * b.c), 93))});
+  g.values[y].shape = {1, 8, b.h, b.w};
+  set_output(g, y, "y");
+  if (b.conv_out) set_output(g, conv, "conv");
+  return check_layout(g, Dims{1, b.c, b.h, b.w});
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_residual_after_the_activation_joins_the_convolution) {
+  // Winograd (3x3, 16+ channels), the GEMM (3x3 of 8 channels, 1x1 of 24: a panel and a part),
+  // one pixel (the GEMV rows), GELU (the epilogue's interleaved rows), a post affine.
+  for (const Bottleneck& b :
+       {Bottleneck{16, 9, 10, 3, "Swish"}, Bottleneck{8, 7, 5, 3, "Relu", false, true},
+        Bottleneck{24, 6, 6, 1, "HardSwish", true}, Bottleneck{40, 1, 1, 1, "Swish", false, true},
+        Bottleneck{32, 5, 4, 1, "Gelu", true}, Bottleneck{16, 8, 8, 3, "Sigmoid", true, true}}) {
+    const Graph planned = check_bottleneck(b);
+    if (count_layout_transposes(planned) == 0) {
+      BOOST_TEST_MESSAGE("no fast path on this CPU: the Add stays");
+      return;
+    }
+    BOOST_TEST(count_op(planned, "Add") == 0, b.c << " channels, " << b.k << "x" << b.k << " " << b.act);
+  }
+  // The Conv's output read elsewhere too, or a broadcast operand: the Add stays.
+  BOOST_TEST(count_op(check_bottleneck(Bottleneck{16, 9, 10, 3, "Swish", false, false, true}), "Add") == 1);
+  BOOST_TEST(
+      count_op(check_bottleneck(Bottleneck{16, 9, 10, 3, "Swish", false, false, false, true}), "Add") == 1);
+}

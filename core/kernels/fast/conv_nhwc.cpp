@@ -59,6 +59,9 @@ class FastConv final : public NhwcConvKernel {
     winograd_ = !depthwise_ && !scaled_ && group_ == 1 && KH_ == 3 && KW_ == 3 && unit(a_.strides) &&
                 unit(a_.dilations) && Cg_ >= kWinogradMinChannels && M_ >= kWinogradMinChannels &&
                 36 * Cg_ * M_ * int64_t{4} <= kWinogradMaxBytes && ops_.winograd != nullptr;
+    if (act_.residual_last && (depthwise_ || narrow_))
+      return make_error("a residual after the activation needs the GEMM or Winograd kernel, not the ",
+                        depthwise_ ? "depthwise" : "grouped", " one");
     if (winograd_) {
       packed_ = pack_winograd_f43(w, M_, Cg_, ops_.nr, ops_.vec);
     } else if (depthwise_) {

@@ -1,6 +1,7 @@
 #include "core/kernels/fast/epilogue.h"
 
 #include "core/kernels/fused_activation.h"
+#include "core/kernels/fused_ops.h"
 #include "core/kernels/kernel_util.h"
 
 namespace weave::fast {
@@ -11,6 +12,7 @@ Expected<Activation> parse_epilogue(const KernelSetup& s) {
   Activation a;
   a.post_mul = r->post_mul;
   a.post_add = r->post_add;
+  a.residual_last = s.node.attrs.get_int(fused::kResidualLastAttr, 0) != 0;
   switch (r->kind) {
     case kern::Activation::none:
       break;

@@ -46,6 +46,10 @@ struct Activation {
   // clip: lo, hi; leaky_relu: alpha; hard_sigmoid: alpha, beta; swish: alpha
   float p0 = 0.f, p1 = 0.f;
   float post_mul = 1.f, post_add = 0.f;
+  // The residual is added after the activation and the affine instead of before (a YOLO
+  // bottleneck's x + SiLU(conv(x))): set by core/compiler/fuse_residual_after_activation.h for
+  // the convolution GEMM and Winograd epilogues only.
+  bool residual_last = false;
 };
 
 // Packed weights of a convolution or GEMM: per group, panels of `nr` output channels (the last

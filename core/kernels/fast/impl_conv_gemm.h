@@ -97,9 +97,10 @@ __attribute__((always_inline)) inline void store_tile(const V (&acc)[MR][NV], co
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       V o = Simd::add(acc[r][v], bias[v]);
-      if (t.res != nullptr) o = Simd::add(o, Simd::load(t.res + r * t.ldr + v * Simd::W));
+      if (t.res != nullptr && !a.residual_last) o = Simd::add(o, Simd::load(t.res + r * t.ldr + v * Simd::W));
       o = activation_of<K>(o, a);
       if (post) o = Simd::fma(o, Simd::set1(a.post_mul), Simd::set1(a.post_add));
+      if (t.res != nullptr && a.residual_last) o = Simd::add(o, Simd::load(t.res + r * t.ldr + v * Simd::W));
       Simd::store(t.y + r * t.ldy + v * Simd::W, o);
     }
 }
@@ -179,15 +180,20 @@ __attribute__((noinline)) void store_tile_from_k(const float* acc, const Tile& t
 #pragma GCC unroll 4
           for (int v = 0; v < NV; ++v) {
             V x = Simd::add(Simd::load(acc + ((r + i) * NV + v) * Simd::W), bias[v]);
-            if (t.res != nullptr) x = Simd::add(x, Simd::load(t.res + (r + i) * t.ldr + v * Simd::W));
+            if (t.res != nullptr && !a.residual_last)
+              x = Simd::add(x, Simd::load(t.res + (r + i) * t.ldr + v * Simd::W));
             o.v[i * NV + v] = x;
           }
         o = activation_of<K, L>(o, a);
 #pragma GCC unroll 8
         for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v)
-            Simd::store(t.y + (r + i) * t.ldy + v * Simd::W, finish(o.v[i * NV + v]));
+          for (int v = 0; v < NV; ++v) {
+            V f = finish(o.v[i * NV + v]);
+            if (t.res != nullptr && a.residual_last)
+              f = Simd::add(f, Simd::load(t.res + (r + i) * t.ldr + v * Simd::W));
+            Simd::store(t.y + (r + i) * t.ldy + v * Simd::W, f);
+          }
       }
   }
   for (; r < t.rows; ++r) {
@@ -198,14 +204,16 @@ __attribute__((noinline)) void store_tile_from_k(const float* acc, const Tile& t
       const int64_t left = t.cols - v * Simd::W;
       if (left <= 0) break;
       V o = Simd::add(Simd::load(acc + (r * NV + v) * Simd::W), bias[v]);
-      if (left >= Simd::W) {
-        if (rr != nullptr) o = Simd::add(o, Simd::load(rr + v * Simd::W));
-        Simd::store(yr + v * Simd::W, act(o));
-      } else {
-        const auto m = Simd::mask(left);
-        if (rr != nullptr) o = Simd::add(o, Simd::load(rr + v * Simd::W, m));
-        Simd::store(yr + v * Simd::W, act(o), m);
-      }
+      const auto m = Simd::mask(left);
+      const bool full = left >= Simd::W;
+      auto residual = [&] { return full ? Simd::load(rr + v * Simd::W) : Simd::load(rr + v * Simd::W, m); };
+      if (rr != nullptr && !a.residual_last) o = Simd::add(o, residual());
+      o = act(o);
+      if (rr != nullptr && a.residual_last) o = Simd::add(o, residual());
+      if (full)
+        Simd::store(yr + v * Simd::W, o);
+      else
+        Simd::store(yr + v * Simd::W, o, m);
     }
   }
 }
@@ -300,8 +308,10 @@ inline void gemv_panels(const float* a, int64_t depth, const float* b, int64_t p
       const int64_t c = p * kNR + v * Simd::W;
       V o = acc[p][v];
       if (bias != nullptr) o = Simd::add(o, Simd::load(bias + c));
-      if (res != nullptr) o = Simd::add(o, Simd::load(res + c));
-      Simd::store(y + c, activate(o, act));
+      if (res != nullptr && !act.residual_last) o = Simd::add(o, Simd::load(res + c));
+      o = activate(o, act);
+      if (res != nullptr && act.residual_last) o = Simd::add(o, Simd::load(res + c));
+      Simd::store(y + c, o);
     }
 }
 

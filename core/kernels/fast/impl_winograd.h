@@ -143,9 +143,12 @@ inline void wino_output_tile_k(const WinogradArgs& a, const float* mx, int64_t t
       for (int64_t j = 0; j < cols; ++j) {
         const int64_t off = (i * a.OW + j) * a.M + c, yoff = (i * a.OW + j) * ldy + c;
         V r = Simd::add(o[j], bias);
-        if (res != nullptr) r = Simd::add(r, full ? Simd::load(res + off) : Simd::load(res + off, m));
+        const bool late = a.act.residual_last;
+        if (res != nullptr && !late)
+          r = Simd::add(r, full ? Simd::load(res + off) : Simd::load(res + off, m));
         r = activation_of<K>(r, a.act);
         if (post) r = Simd::fma(r, Simd::set1(a.act.post_mul), Simd::set1(a.act.post_add));
+        if (res != nullptr && late) r = Simd::add(r, full ? Simd::load(res + off) : Simd::load(res + off, m));
         if (full)
           Simd::store(y + yoff, r);
         else
