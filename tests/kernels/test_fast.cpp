@@ -674,6 +674,29 @@ BOOST_AUTO_TEST_CASE(softmax_matches_reference) {
   }
 }
 
+// Softmax along an axis that is not the last (YOLOv8's distribution decode: axis 1 of
+// [N, 16, 4, A]): vectorised across the columns after it, whole vectors and a masked tail, one
+// or two threads; a trailing axis of 1 goes the row way. Values from -100 to 20: some columns'
+// small terms are flushed, as the reference's round to the same zeros.
+BOOST_AUTO_TEST_CASE(softmax_along_an_inner_axis_matches_reference) {
+  if (!have_fast()) return;
+  const std::vector<std::pair<Dims, int64_t>> cases{
+      {Dims{1, 16, 4, 37}, 1}, {Dims{2, 5, 3, 33}, -3}, {Dims{3, 7, 19}, 0},      {Dims{4, 17}, 0},
+      {Dims{2, 3, 80}, 1},     {Dims{3, 5, 1}, 1},      {Dims{1, 16, 4, 8400}, 1}};
+  int i = 0;
+  for (const auto& [d, axis] : cases)
+    for (const char* op : {"Softmax", "LogSoftmax"}) {
+      KernelCase kc;
+      kc.op = op;
+      kc.attrs.set("axis", axis);
+      kc.inputs.push_back(random_f32(d, 9600 + i, -100.f, 20.f));
+      compare_plain(kc, 1e-5,
+                    std::string(op) + " axis " + std::to_string(axis) + " of " + shape_str(d.span()),
+                    1 + i % 2);
+      ++i;
+    }
+}
+
 // Masked attention rows (Swin's shifted windows add -100, decoders -1e4 or -inf): the fast
 // Softmax flushes what would be subnormal to 0 (a multiply reading a subnormal takes a microcode
 // assist: the MatMul after it ran 10x slower), keeps NaN, and matches the reference otherwise.

@@ -170,6 +170,10 @@ struct Ops {
   // Softmax (or log-softmax) of `rows` rows of n floats.
   void (*softmax_rows)(const float* x, float* y, int64_t rows, int64_t n, bool log_softmax,
                        const Parallel&) = nullptr;
+  // The same along an inner axis of k elements, `inner` floats apart: outer x k x inner floats
+  // (YOLOv8's distribution decode: a softmax over 16 bins, axis 1 of [N, 16, 4, A]).
+  void (*softmax_columns)(const float* x, float* y, int64_t outer, int64_t k, int64_t inner, bool log_softmax,
+                          const Parallel&) = nullptr;
   // Layer normalization of `rows` rows of n floats: (x - mean) / sqrt(var + eps) * scale[i] +
   // bias[i] (bias may be null).
   void (*layer_norm_rows)(const float* x, float* y, int64_t rows, int64_t n, const float* scale,

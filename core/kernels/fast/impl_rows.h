@@ -35,18 +35,22 @@ inline float row_max(const float* x, int64_t n) {
 // values between are flushed too). LogSoftmax is computed from x directly and flushes nothing.
 inline constexpr float kSoftmaxFlushBelow = -87.33f;
 
+// exp(d), 0 below the flush point; clamped first, since exp's own subnormal results would cost
+// the same assists. max's operand order keeps NaN.
+inline V softmax_exp(V d) {
+  const V flush_x = Simd::set1(kSoftmaxFlushBelow);
+  return Simd::select_lt(d, flush_x, Simd::zero(), exp(Simd::max(flush_x, d)));
+}
+// A probability, 0 below FLT_MIN.
+inline V softmax_flushed(V o) {
+  return Simd::select_lt(o, Simd::set1(std::numeric_limits<float>::min()), Simd::zero(), o);
+}
+
 // y[r][i] = exp(x[r][i] - max_r) / sum_r, or (log_softmax) x - max_r - log(sum_r); rows of n.
 inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool log_softmax,
                          const Parallel& par) {
   const double work = static_cast<double>(rows * n) * 2 * kElementWork;  // an exp per element
   par.for_range(rows, grain_for(par, rows, work), [&](int64_t r0, int64_t r1) {
-    const V flush_x = Simd::set1(kSoftmaxFlushBelow), flush_y = Simd::set1(std::numeric_limits<float>::min());
-    // exp(d), 0 below the flush point; clamped first, since exp's own subnormal results would
-    // cost the same assists. max's operand order keeps NaN.
-    auto exp_flushed = [flush_x](V d) {
-      return Simd::select_lt(d, flush_x, Simd::zero(), exp(Simd::max(flush_x, d)));
-    };
-    auto flushed = [flush_y](V o) { return Simd::select_lt(o, flush_y, Simd::zero(), o); };
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x + r * n;
       float* yr = y + r * n;
@@ -55,7 +59,7 @@ inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool
       V sum = Simd::zero();
       int64_t i = 0;
       for (; i + Simd::W <= n; i += Simd::W) {
-        const V e = exp_flushed(Simd::sub(Simd::load(xr + i), vmx));
+        const V e = softmax_exp(Simd::sub(Simd::load(xr + i), vmx));
         if (!log_softmax) Simd::store(yr + i, e);
         sum = Simd::add(sum, e);
       }
@@ -65,7 +69,7 @@ inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool
         alignas(64) float pad[Simd::W];
         for (int64_t k = 0; k < Simd::W; ++k)
           pad[k] = i + k < n ? xr[i + k] : -std::numeric_limits<float>::infinity();
-        const V e = exp_flushed(Simd::sub(Simd::load(pad), vmx));
+        const V e = softmax_exp(Simd::sub(Simd::load(pad), vmx));
         if (!log_softmax) Simd::store(yr + i, e, Simd::mask(n - i));
         sum = Simd::add(sum, e);
       }
@@ -79,10 +83,52 @@ inline void softmax_rows(const float* x, float* y, int64_t rows, int64_t n, bool
         const float inv = 1.f / total;
         const V vi = Simd::set1(inv);
         for (i = 0; i + Simd::W <= n; i += Simd::W)
-          Simd::store(yr + i, flushed(Simd::mul(Simd::load(yr + i), vi)));
+          Simd::store(yr + i, softmax_flushed(Simd::mul(Simd::load(yr + i), vi)));
         if (i < n) {
           const auto m = Simd::mask(n - i);
-          Simd::store(yr + i, flushed(Simd::mul(Simd::load(yr + i, m), vi)), m);
+          Simd::store(yr + i, softmax_flushed(Simd::mul(Simd::load(yr + i, m), vi)), m);
+        }
+      }
+    }
+  });
+}
+
+// Softmax along a middle axis: outer blocks of k rows of `inner` floats, each column of k
+// elements (one per row, `inner` apart) normalised on its own. Vectorised across the columns:
+// a vector holds W columns, and each of the three passes (max, exp and sum, scale) walks the k
+// rows of a block of kColumnVectors vectors, which stay in L1 between the passes.
+inline void softmax_columns(const float* x, float* y, int64_t outer, int64_t k, int64_t inner,
+                            bool log_softmax, const Parallel& par) {
+  constexpr int64_t kColumnVectors = 4;
+  constexpr int64_t block = kColumnVectors * Simd::W;
+  const int64_t blocks = (inner + block - 1) / block;
+  const double work = static_cast<double>(outer * k * inner) * 2 * kElementWork;
+  par.for_range(outer * blocks, grain_for(par, outer * blocks, work), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / blocks, c0 = (t % blocks) * block;
+      const float* xb = x + o * k * inner;
+      float* yb = y + o * k * inner;
+      for (int64_t c = c0; c < c0 + block && c < inner; c += Simd::W) {
+        const auto m = Simd::mask(inner - c);
+        const bool full = inner - c >= Simd::W;
+        auto load = [&](const float* p) { return full ? Simd::load(p) : Simd::load(p, m); };
+        auto store = [&](float* p, V v) { full ? Simd::store(p, v) : Simd::store(p, v, m); };
+        V mx = Simd::set1(-std::numeric_limits<float>::infinity());
+        for (int64_t j = 0; j < k; ++j) mx = Simd::max(load(xb + j * inner + c), mx);
+        V sum = Simd::zero();
+        for (int64_t j = 0; j < k; ++j) {
+          const V e = softmax_exp(Simd::sub(load(xb + j * inner + c), mx));
+          if (!log_softmax) store(yb + j * inner + c, e);
+          sum = Simd::add(sum, e);
+        }
+        if (log_softmax) {
+          const V shift = Simd::add(mx, log(sum));
+          for (int64_t j = 0; j < k; ++j)
+            store(yb + j * inner + c, Simd::sub(load(xb + j * inner + c), shift));
+        } else {
+          const V inv = Simd::div(Simd::set1(1.f), sum);
+          for (int64_t j = 0; j < k; ++j)
+            store(yb + j * inner + c, softmax_flushed(Simd::mul(load(yb + j * inner + c), inv)));
         }
       }
     }

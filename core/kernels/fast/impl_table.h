@@ -23,6 +23,7 @@ inline Ops make_ops(Isa isa) {
   o.pool = &pool;
   o.winograd = &winograd;
   o.softmax_rows = &softmax_rows;
+  o.softmax_columns = &softmax_columns;
   o.layer_norm_rows = &layer_norm_rows;
   o.lstm_cell = &lstm_cell;
   o.winograd_workspace = &winograd_workspace;

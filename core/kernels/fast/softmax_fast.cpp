@@ -1,5 +1,5 @@
-// Fast Softmax / LogSoftmax over the innermost axis (vectorized exp); other axes decline to
-// the reference kernel.
+// Fast Softmax / LogSoftmax (vectorized exp) over the innermost axis, or along any other axis
+// of opset 13 (vectorised across the axes after it: softmax_columns).
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/nhwc.h"
 #include "core/kernels/kernel_util.h"
@@ -17,10 +17,6 @@ class FastSoftmax final : public Kernel {
     const int64_t a = axis_ < 0 ? axis_ + x.rank() : axis_;
     if (x.rank() < 1 || a < 0 || a >= x.rank())
       return make_error(ctx.label, ": axis ", axis_, " is out of range for input ", kern::dims_bracketed(x));
-    // Opset 13: along `axis`; before (coerce_2d): over every axis from `axis` on. Either way
-    // this kernel takes the innermost axis only.
-    if (!coerce_ && a != x.rank() - 1)
-      return make_error(ctx.label, ": the fast Softmax handles the last axis only");
     ctx.outputs[0].dtype = DType::float32;
     ctx.outputs[0].dims = x;
     ctx.workspace = 0;
@@ -30,10 +26,19 @@ class FastSoftmax final : public Kernel {
   void run(const RunContext& ctx) const override {
     const Dims& x = ctx.inputs[0].dims;
     const int64_t a = axis_ < 0 ? axis_ + x.rank() : axis_;
-    int64_t n = 1;
-    for (int i = static_cast<int>(a); i < x.rank(); ++i) n *= x[i];
-    if (n == 0) return;
-    ops_.softmax_rows(ctx.inputs[0].as<float>(), kern::out_f32(ctx, 0), x.numel() / n, n, log_, ctx.parallel);
+    if (x.numel() == 0) return;
+    // Opset 13: along `axis`; before (coerce_2d): over every axis from `axis` on, as rows.
+    int64_t inner = 1;
+    for (int i = static_cast<int>(a) + 1; i < x.rank(); ++i) inner *= x[i];
+    if (coerce_ || inner == 1) {
+      const int64_t n = x[static_cast<int>(a)] * inner;
+      ops_.softmax_rows(ctx.inputs[0].as<float>(), kern::out_f32(ctx, 0), x.numel() / n, n, log_,
+                        ctx.parallel);
+      return;
+    }
+    const int64_t k = x[static_cast<int>(a)];
+    ops_.softmax_columns(ctx.inputs[0].as<float>(), kern::out_f32(ctx, 0), x.numel() / (k * inner), k, inner,
+                         log_, ctx.parallel);
   }
 
  private:
@@ -52,9 +57,6 @@ Expected<std::unique_ptr<Kernel>> make_fast_softmax(const KernelSetup& s) {
     return std::unique_ptr<Kernel>();
   const bool coerce = s.node.attrs.get_int("coerce_2d", 0) != 0;
   const int64_t axis = s.node.attrs.get_int("axis", coerce ? 1 : -1);
-  const int64_t rank = static_cast<int64_t>(x->shape.size());
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  if (!coerce && a != rank - 1) return std::unique_ptr<Kernel>();  // another axis: the reference
   return std::unique_ptr<Kernel>(
       std::make_unique<FastSoftmax>(*ops, axis, coerce, s.node.op == "LogSoftmax"));
 }
