@@ -13,6 +13,7 @@ a unit-ish scale through random layers (outputs of tens of layers of random weig
 vanish or explode, and comparisons against a peer mean nothing).
 
   yolov5s_style        640x640  CSP backbone, SPPF, PAN neck, Detect decode <1,25200,85> (Conv+BN+SiLU)
+  yolov8n_style        640x640  C2f blocks (Split), SPPF, decoupled head, DFL softmax decode <1,84,8400>
   ssdlite_mnv3         320x320  SSDlite320-MobileNetV3 backbone and heads (boxes and class logits)
   efficientnet_b0      224x224  MBConv, squeeze-excitation, SiLU, depthwise 3x3/5x5
   mobilenet_v3_large   224x224  HardSwish, HardSigmoid squeeze-excitation, depthwise 3x3/5x5
@@ -69,9 +70,11 @@ class ConvBnSiLU(torch.nn.Module):
 
 
 class Bottleneck(torch.nn.Module):
-    def __init__(self, c, shortcut=True):
+    """Two convolutions (the first k x k: 1 in YOLOv5, 3 in YOLOv8) and the shortcut."""
+
+    def __init__(self, c, shortcut=True, k=1):
         super().__init__()
-        self.cv1 = ConvBnSiLU(c, c, 1)
+        self.cv1 = ConvBnSiLU(c, c, k)
         self.cv2 = ConvBnSiLU(c, c, 3)
         self.add = shortcut
 
@@ -157,6 +160,84 @@ class YoloV5sStyle(torch.nn.Module):
         return torch.cat(out, 1)
 
 
+# ---- a YOLOv8n-style detector (the architecture, written here; no weights of anyone's) ----
+
+class C2f(torch.nn.Module):
+    """CSP bottleneck with two convolutions: the first one's output split in halves, each
+    bottleneck reading the last part, all parts joined."""
+
+    def __init__(self, cin, cout, n=1, shortcut=True):
+        super().__init__()
+        self.c = cout // 2
+        self.cv1 = ConvBnSiLU(cin, 2 * self.c)
+        self.cv2 = ConvBnSiLU((2 + n) * self.c, cout)
+        self.m = torch.nn.ModuleList(Bottleneck(self.c, shortcut, 3) for _ in range(n))
+
+    def forward(self, x):
+        y = list(self.cv1(x).split((self.c, self.c), 1))
+        y.extend(m(y[-1]) for m in self.m)
+        return self.cv2(torch.cat(y, 1))
+
+
+class YoloV8nStyle(torch.nn.Module):
+    """YOLOv8n's layer plan (width 0.25, depth 0.33), its decoupled head and the distribution
+    focal loss decode (a softmax over 16 bins per box side) to boxes and class scores."""
+
+    strides = (8, 16, 32)
+    bins = 16
+
+    def __init__(self, classes=80):
+        super().__init__()
+        self.nc = classes
+        self.b0 = torch.nn.Sequential(ConvBnSiLU(3, 16, 3, 2), ConvBnSiLU(16, 32, 3, 2), C2f(32, 32, 1))
+        self.b1 = torch.nn.Sequential(ConvBnSiLU(32, 64, 3, 2), C2f(64, 64, 2))
+        self.b2 = torch.nn.Sequential(ConvBnSiLU(64, 128, 3, 2), C2f(128, 128, 2))
+        self.b3 = torch.nn.Sequential(ConvBnSiLU(128, 256, 3, 2), C2f(256, 256, 1), SPPF(256, 256))
+        self.n1 = C2f(384, 128, 1, False)
+        self.n2 = C2f(192, 64, 1, False)
+        self.n3 = ConvBnSiLU(64, 64, 3, 2)
+        self.n4 = C2f(192, 128, 1, False)
+        self.n5 = ConvBnSiLU(128, 128, 3, 2)
+        self.n6 = C2f(384, 256, 1, False)
+        self.up = torch.nn.Upsample(scale_factor=2, mode="nearest")
+        box = 4 * self.bins
+        self.box = torch.nn.ModuleList(
+            torch.nn.Sequential(ConvBnSiLU(c, 64, 3), ConvBnSiLU(64, 64, 3), torch.nn.Conv2d(64, box, 1))
+            for c in (64, 128, 256))
+        self.cls = torch.nn.ModuleList(
+            torch.nn.Sequential(ConvBnSiLU(c, 80, 3), ConvBnSiLU(80, 80, 3), torch.nn.Conv2d(80, classes, 1))
+            for c in (64, 128, 256))
+        self.register_buffer("proj", torch.arange(self.bins, dtype=torch.float32).view(1, self.bins, 1, 1))
+
+    def forward(self, x):
+        p3 = self.b1(self.b0(x))
+        p4 = self.b2(p3)
+        p5 = self.b3(p4)
+        t4 = self.n1(torch.cat((self.up(p5), p4), 1))
+        o3 = self.n2(torch.cat((self.up(t4), p3), 1))
+        o4 = self.n4(torch.cat((self.n3(o3), t4), 1))
+        o5 = self.n6(torch.cat((self.n5(o4), p5), 1))
+        n = x.shape[0]
+        feats, anchors, strides = [], [], []
+        for f, box, cls, stride in zip((o3, o4, o5), self.box, self.cls, self.strides):
+            _, _, h, w = f.shape
+            feats.append(torch.cat((box(f), cls(f)), 1).view(n, 4 * self.bins + self.nc, -1))
+            ys, xs = torch.meshgrid(torch.arange(h, dtype=torch.float32) + 0.5,
+                                    torch.arange(w, dtype=torch.float32) + 0.5, indexing="ij")
+            anchors.append(torch.stack((xs, ys), 0).view(2, -1))
+            strides.append(torch.full((1, h * w), float(stride)))
+        y = torch.cat(feats, 2)
+        a = y.shape[2]
+        box, cls = y.split((4 * self.bins, self.nc), 1)
+        # Each side's distance: the expectation of a softmax over its bins.
+        dist = torch.nn.functional.conv2d(box.view(n, 4, self.bins, a).transpose(2, 1).softmax(1), self.proj)
+        lt, rb = dist.view(n, 4, a).chunk(2, 1)
+        anchor = torch.cat(anchors, 1).unsqueeze(0)
+        xy1, xy2 = anchor - lt, anchor + rb
+        boxes = torch.cat(((xy1 + xy2) / 2, xy2 - xy1), 1) * torch.cat(strides, 1)
+        return torch.cat((boxes, cls.sigmoid()), 1)
+
+
 class SsdLiteHeads(torch.nn.Module):
     """SSDlite320-MobileNetV3's backbone and heads, without the box decoding and NMS of torchvision."""
 
@@ -202,6 +283,7 @@ def tv(name, **kw):
 # name -> (constructor, input shape, opset)
 MODELS = {
     "yolov5s_style": (YoloV5sStyle, (1, 3, 640, 640), 13),
+    "yolov8n_style": (YoloV8nStyle, (1, 3, 640, 640), 13),
     "ssdlite_mnv3": (SsdLiteHeads, (1, 3, 320, 320), 13),
     "efficientnet_b0": (tv("efficientnet_b0"), (1, 3, 224, 224), 13),
     "mobilenet_v3_large": (tv("mobilenet_v3_large"), (1, 3, 224, 224), 13),
