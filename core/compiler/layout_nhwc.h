@@ -13,9 +13,12 @@
 //     So does Resize with constant scales or sizes (scales, sizes and roi permuted) when
 //     the registry takes the permuted node (it is marked weave_layout = "NHWC" too).
 //   - A Slice with constant axes (starts and ends may be computed) follows its input, axes
-//     mapped to their physical places.
+//     mapped to their physical places; so does a Split (its axis mapped, each part NHWC).
 //   - A channel shuffle (Reshape [N,C,H,W] -> [N,g,C/g,H,W], Transpose of the middle axes,
 //     Reshape back) of an NHWC value becomes one Gather along its last axis.
+//   - A Reshape splitting the channels of an NHWC value ([N,C,H,W] -> [N,c1..ck,H,W]) read only
+//     by a Transpose (a detector's head) becomes the same split of the twin's last axis and one
+//     Transpose with the perms composed, or no copy when that is the identity.
 //   - ReduceMean / ReduceMax over H and W of an NHWC value become the channels-last global
 //     pooling (and a Flatten to [N, C] without keepdims).
 //   - Transpose of an NHWC value composes its perm with the layout's (no extra copy; when that
