@@ -1,7 +1,5 @@
 #include "core/compiler/fold_channel_scale.h"
 
-#include <algorithm>
-
 #include "core/compiler/graph_edit.h"
 #include "core/kernels/fused_ops.h"
 
@@ -13,29 +11,6 @@ namespace {
 // has more than T x M pixels: folded from 16 x M on (16 cores). efficientnet_b0's maps of 28x28
 // and more are folded, its 14x14 ones (80 and 112 outputs) keep their Mul.
 constexpr int64_t kPixelsPerOutput = 16;
-
-bool all_equal(const std::vector<int64_t>& v, int64_t x) {
-  return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
-}
-
-bool float_param(const Graph& g, int32_t v) {
-  return v != kNoValue && is_param(g, v) && g.values[v].dtype == DType::float32;
-}
-
-// A 1x1, stride-1, unpadded, ungrouped NHWC Conv with constant weights [M, C, 1, 1] (and bias).
-bool is_projection(const Graph& g, const Node& c) {
-  if (c.op != "Conv" || c.outputs.size() != 1 || c.inputs.size() < 2 || c.inputs.size() > 4 ||
-      c.attrs.get_string("weave_layout") != "NHWC")
-    return false;
-  if (!float_param(g, c.inputs[1])) return false;
-  const Shape& w = g.values[c.inputs[1]].shape;
-  if (w.size() != 4 || w[0] < 1 || w[1] < 1 || w[2] != 1 || w[3] != 1) return false;
-  if (c.inputs.size() > 2 && c.inputs[2] != kNoValue && !float_param(g, c.inputs[2])) return false;
-  const std::string pad = c.attrs.get_string("auto_pad", "NOTSET");
-  return c.attrs.get_int("group", 1) == 1 && all_equal(c.attrs.get_ints("strides"), 1) &&
-         all_equal(c.attrs.get_ints("dilations"), 1) && all_equal(c.attrs.get_ints("pads"), 0) &&
-         (pad == "NOTSET" || pad == "VALID");
-}
 
 // Which of the Mul's operands is the map (the product's own NHWC shape) and which the scale
 // ([N or 1, 1, 1, C], computed at run time); false when neither order fits.
@@ -64,10 +39,11 @@ Status fold_channel_scale(Graph& g, const KernelRegistry& registry) {
   const std::vector<int32_t> prod = producers(g);
   std::vector<bool> dead(g.nodes.size(), false);
   for (Node& c : g.nodes) {
-    if (!is_projection(g, c)) continue;
+    if (!pointwise_nhwc_conv(g, c, true)) continue;
     const int32_t t = c.inputs[0];
     if (t < 0 || prod[t] < 0 || uses[t] != 1 || is_graph_output(g, t) || dead[prod[t]]) continue;
     const Shape& w = g.values[c.inputs[1]].shape;
+    if (w[0] < 1 || w[1] < 1) continue;
     int32_t x = kNoValue, s = kNoValue;
     if (!split_mul(g, g.nodes[prod[t]], w[1], x, s)) continue;
     // The map (known statically; a dynamic one keeps its Mul) must have kPixelsPerOutput x M

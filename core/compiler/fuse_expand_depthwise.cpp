@@ -1,6 +1,5 @@
 #include "core/compiler/fuse_expand_depthwise.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <span>
@@ -22,26 +21,10 @@ bool nhwc_conv(const Node& n) {
   return n.op == "Conv" && n.outputs.size() == 1 && n.attrs.get_string("weave_layout") == "NHWC";
 }
 
-bool all_equal(const std::vector<int64_t>& v, int64_t x) {
-  return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
-}
-
 const Value* param_value(const Graph& g, const Node& n, std::size_t i) {
   if (i >= n.inputs.size() || n.inputs[i] == kNoValue) return nullptr;
   const Value& v = g.values[n.inputs[i]];
   return v.kind == ValueKind::param && v.dtype == DType::float32 ? &v : nullptr;
-}
-
-// A 1x1, stride-1, unpadded, ungrouped NHWC Conv with constant weights (and bias) and no residual.
-bool is_expansion(const Graph& g, const Node& e) {
-  if (!nhwc_conv(e) || e.inputs.size() < 2 || e.inputs.size() > 3) return false;
-  const Value* w = param_value(g, e, 1);
-  if (w == nullptr || w->shape.size() != 4 || w->shape[2] != 1 || w->shape[3] != 1) return false;
-  if (e.inputs.size() == 3 && e.inputs[2] != kNoValue && param_value(g, e, 2) == nullptr) return false;
-  const std::string pad = e.attrs.get_string("auto_pad", "NOTSET");
-  return e.attrs.get_int("group", 1) == 1 && all_equal(e.attrs.get_ints("strides"), 1) &&
-         all_equal(e.attrs.get_ints("dilations"), 1) && all_equal(e.attrs.get_ints("pads"), 0) &&
-         (pad == "NOTSET" || pad == "VALID");
 }
 
 // A depthwise NHWC Conv of `channels` channels with constant weights (and bias) and no residual.
@@ -69,7 +52,7 @@ Status fuse_expand_depthwise(Graph& g, const KernelRegistry& registry) {
     const int32_t t = d.inputs[0];
     if (t < 0 || prod[t] < 0 || uses[t] != 1 || is_graph_output(g, t) || dead[prod[t]]) continue;
     Node& e = g.nodes[prod[t]];
-    if (!is_expansion(g, e) || !is_depthwise(g, d, g.values[e.inputs[1]].shape[0])) continue;
+    if (!pointwise_nhwc_conv(g, e, false) || !is_depthwise(g, d, g.values[e.inputs[1]].shape[0])) continue;
     const Shape& mid = g.values[t].shape;             // NHWC [N, H, W, C]
     const Shape& out = g.values[d.outputs[0]].shape;  // NHWC
     // Per image: the batch is often dynamic.

@@ -11,10 +11,10 @@ namespace {
 bool takes_late_residual(const Graph& g, const Node& c) {
   if (c.op != "Conv" || c.outputs.size() != 1 || c.inputs.size() < 2 || c.inputs.size() > 3 ||
       c.attrs.get_string("weave_layout") != "NHWC" || c.attrs.get_int("group", 1) != 1 ||
-      c.attrs.get_string("activation", "") == "" || c.attrs.get_int(fused::kResidualLastAttr, 0) != 0)
+      c.attrs.get_string("activation", "") == "")
     return false;
   const int32_t w = c.inputs[1];
-  if (w == kNoValue || !is_param(g, w)) return false;
+  if (!is_param(g, w)) return false;
   const Shape& ws = g.values[w].shape;
   return ws.size() == 4 && ws[1] >= 2;
 }

@@ -22,6 +22,10 @@ namespace weave::compiler {
 // executor enforces, not from a model's stored value_info, which may be stale where an input was
 // made dynamic after export.
 [[nodiscard]] bool inputs_static(const Graph& g);
+// A 1x1, stride-1, unpadded, ungrouped Conv the layout pass made NHWC, with constant float
+// weights [M, C, 1, 1] and a constant float bias or none; with `residual`, a fourth input (a
+// residual) is allowed too. The pointwise convolutions the fast registry's fusions take.
+[[nodiscard]] bool pointwise_nhwc_conv(const Graph& g, const Node& n, bool residual);
 // The bytes of a param value as a view (its shape must be static, which validate() checks).
 [[nodiscard]] ConstTensorView param_view(const Graph& g, int32_t value);
 
