@@ -9,6 +9,7 @@
 #include "core/compiler/fuse_hardswish.h"
 #include "core/compiler/fuse_layer_norm.h"
 #include "core/compiler/remove_identity.h"
+#include "core/compiler/split_conv_outputs.h"
 #include "core/compiler/trim_conv_taps.h"
 #include "core/compiler/unfold_patch_conv.h"
 
@@ -33,6 +34,7 @@ Expected<Graph> compile_graph(Graph g, const CompileOptions& opt, const KernelRe
     WEAVE_TRY(fuse_activations(g));
     WEAVE_TRY(fuse_layer_norm(g));
     WEAVE_TRY(fuse_conv_epilogue(g));
+    WEAVE_TRY(split_conv_outputs(g));
   }
   if (opt.eliminate_dead_code) eliminate_dead_code(g);
   if (Status s = g.validate(); !s) return s.error().context("compile: a pass produced an invalid graph");

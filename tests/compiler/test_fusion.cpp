@@ -1,5 +1,5 @@
 // The fusion passes (fold_conv_affine, trim_conv_taps, fuse_hardswish, fuse_activations,
-// fuse_layer_norm, fuse_conv_epilogue) on hand-built graphs:
+// fuse_layer_norm, fuse_conv_epilogue, split_conv_outputs) on hand-built graphs:
 // each fused graph must compute what the unfused one computes (both run through a Factory on
 // the same random input) with the expected nodes left, and each pass must leave alone what it
 // may not fuse (a second consumer, a graph output in the middle, a broadcasting residual).
@@ -1009,4 +1009,67 @@ BOOST_AUTO_TEST_CASE(a_residual_after_the_activation_joins_the_convolution) {
   BOOST_TEST(count_op(check_bottleneck(Bottleneck{16, 9, 10, 3, "Swish", false, false, true}), "Add") == 1);
   BOOST_TEST(
       count_op(check_bottleneck(Bottleneck{16, 9, 10, 3, "Swish", false, false, false, true}), "Add") == 1);
+}
+
+namespace {
+
+// x [1, 6, 7, 5] -> Conv (3x3 "same", 6 -> sum(sizes) channels, a bias unless `no_bias`,
+// Swish; `group` groups) -> Split along axis 1 into `sizes` (stated, or `unstated`) -> Concat of the parts in
+// reverse order -> y. With `conv_out` the Conv's output is a graph output too. Checks the compiled graph
+// against the uncompiled one and the fast kernels against the reference ones; returns the
+// compiled graph.
+struct SplitConv {
+  std::vector<int64_t> sizes;
+  bool no_bias = false, conv_out = false;
+  int64_t group = 1;
+  bool unstated = false;  // no sizes: equal parts
+};
+
+Graph check_split_conv(const SplitConv& s) {
+  Graph g;
+  const int64_t c = 6, m = std::accumulate(s.sizes.begin(), s.sizes.end(), int64_t{0});
+  const int32_t x = add_input(g, "x", {1, c, 7, 5});
+  Attributes a;
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  a.set("group", s.group);
+  a.set("activation", std::string("Swish"));
+  std::vector<int32_t> in{x,
+                          add_f32(g, {m, c / s.group, 3, 3},
+                                  random_floats(static_cast<std::size_t>(m * c / s.group * 9), 101, 0.3f))};
+  if (!s.no_bias) in.push_back(add_f32(g, {m}, random_floats(static_cast<std::size_t>(m), 102)));
+  const int32_t conv = add_node(g, "Conv", in, 1, a);
+  g.values[conv].shape = {1, m, 7, 5};
+  Attributes sa;
+  sa.set("axis", int64_t{1});
+  if (!s.unstated) sa.set("split", s.sizes);
+  const int32_t first = add_node(g, "Split", {conv}, static_cast<int>(s.sizes.size()), sa);
+  std::vector<int32_t> parts;
+  for (std::size_t k = 0; k < s.sizes.size(); ++k) {
+    parts.insert(parts.begin(), first + static_cast<int32_t>(k));
+    g.values[first + static_cast<int32_t>(k)].shape = {1, s.sizes[k], 7, 5};
+  }
+  Attributes cat;
+  cat.set("axis", int64_t{1});
+  const int32_t y = add_node(g, "Concat", parts, 1, cat);
+  g.values[y].shape = {1, m, 7, 5};
+  set_output(g, y, "y");
+  if (s.conv_out) set_output(g, conv, "conv");
+  check_layout(g, Dims{1, c, 7, 5});
+  return check_same(g, Dims{1, c, 7, 5});
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_split_of_a_convolution_s_channels_becomes_one_convolution_per_part) {
+  // Three parts of unequal sizes (one over a vector of channels), two without a bias, three
+  // equal ones the Split does not state (the sizes as an input: a_split_of_a_channels_last_map).
+  for (const SplitConv& s :
+       {SplitConv{{4, 2, 17}}, SplitConv{{8, 8}, true}, SplitConv{{5, 5, 5}, false, false, 1, true}}) {
+    const Graph fused = check_split_conv(s);
+    BOOST_TEST(count_op(fused, "Split") == 0, s.sizes.size() << " parts");
+    BOOST_TEST(count_op(fused, "Conv") == static_cast<int>(s.sizes.size()));
+  }
+  // Left alone: the Conv's output read by a graph output too, a grouped Conv.
+  BOOST_TEST(count_op(check_split_conv(SplitConv{{4, 2}, false, true}), "Split") == 1);
+  BOOST_TEST(count_op(check_split_conv(SplitConv{{4, 2}, false, false, 2}), "Split") == 1);
 }
