@@ -10,9 +10,11 @@ namespace weave::compiler {
 namespace {
 
 // An NHWC Conv the fused node can take: the fast kernel's, not depthwise (its output pixels
-// cannot be strided), with no residual.
+// cannot be strided); a residual is read as the Conv reads it alone.
 bool fusable_conv(const Graph& g, const Node& c, const KernelRegistry& registry) {
-  if (c.op != "Conv" || c.outputs.size() != 1 || c.inputs.size() < 2 || c.inputs.size() > 3) return false;
+  if (c.op != "Conv" || c.outputs.size() != 1 || c.inputs.size() < 2 ||
+      c.inputs.size() > fused::kConvConcatInputs)
+    return false;
   if (c.attrs.get_string("weave_layout") != "NHWC") return false;
   auto value = [&](std::size_t i) -> const Value* {
     return i < c.inputs.size() && c.inputs[i] != kNoValue ? &g.values[c.inputs[i]] : nullptr;
@@ -38,6 +40,7 @@ Status fuse_conv_concat(Graph& g, const KernelRegistry& registry) {
     if (!joined.rank_known || joined.shape.size() != 4 || joined.dtype != DType::float32 ||
         cat.attrs.get_int("axis", 0) != 3)
       continue;
+    if (cat.inputs.size() > static_cast<std::size_t>(fused::kConvConcatMembers)) continue;
     bool ok = true;
     for (int32_t v : cat.inputs) {
       const int32_t p = v < 0 ? -1 : prod[v];
@@ -50,9 +53,8 @@ Status fuse_conv_concat(Graph& g, const KernelRegistry& registry) {
     f.outputs = cat.outputs;
     for (std::size_t k = 0; k < cat.inputs.size(); ++k) {
       Node& c = g.nodes[prod[cat.inputs[k]]];
-      f.inputs.push_back(c.inputs[0]);
-      f.inputs.push_back(c.inputs[1]);
-      f.inputs.push_back(c.inputs.size() > 2 ? c.inputs[2] : kNoValue);
+      for (std::size_t j = 0; j < fused::kConvConcatInputs; ++j)
+        f.inputs.push_back(j < c.inputs.size() ? c.inputs[j] : kNoValue);
       for (const auto& [name, a] : c.attrs.items()) f.attrs.set(fused::conv_prefix(k) + name, a);
       dead[prod[cat.inputs[k]]] = true;
       c.inputs.clear();

@@ -1,5 +1,6 @@
 // ConvConcat (core/kernels/fused_ops.h): a channel Concat (NHWC axis 3) all of whose inputs come
-// from channels-last, non-depthwise Convs (no residual) used by it alone becomes one node whose
+// from channels-last, non-depthwise Convs used by it alone (with or without a residual: YOLOv5's
+// C3 joins a bottleneck's x + conv(x) with a plain conv) becomes one node whose
 // convolutions write straight into their channels of the joined tensor (the fast micro-kernels
 // take an output pixel stride), so the Concat's copy of every branch goes away: SqueezeNet's
 // fire modules, the join of Inception-style branches. Runs after the layout pass, when the

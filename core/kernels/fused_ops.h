@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace weave::fused {
@@ -17,9 +18,12 @@ inline constexpr const char* kExpandDepthwise = "ExpandDepthwise";
 inline constexpr const char* kExpandPrefix = "expand_";
 
 // ConvConcat: a channel Concat (NHWC axis 3) whose inputs are all non-depthwise NHWC Convs used
-// by it alone. Inputs: x, weights, bias (or none) per conv. Attributes: "convs" (their count)
-// and each conv's attributes under conv_prefix(i).
+// by it alone. Inputs: kConvConcatInputs per conv: x, weights, bias (or none), residual (or
+// none). Attributes: "convs" (their count, at most kConvConcatMembers) and each conv's
+// attributes under conv_prefix(i).
 inline constexpr const char* kConvConcat = "ConvConcat";
+inline constexpr std::size_t kConvConcatInputs = 4;
+inline constexpr int64_t kConvConcatMembers = 8;  // 4 x 8 inputs: KernelSetup::float_inputs' 32 bits
 [[nodiscard]] inline std::string conv_prefix(std::size_t i) {
   return "conv" + std::to_string(i) + "_";
 }

@@ -5,8 +5,8 @@
 // nodes) and one of the reference kernels, at 1 and 2 threads: the outputs must agree. The cases
 // cover both micro-kernel paths a branch can take (implicit GEMM: 1x1, 5x5, strided; Winograd:
 // 3x3 stride 1 with 16+ channels), two and three branches, batch 2, branches with and without a
-// bias or an activation, and the graphs the pass must leave alone (a branch output used twice, a
-// depthwise branch).
+// bias, an activation or a residual, and the graphs the pass must leave alone (a branch output
+// used twice, a depthwise branch, the input itself joined).
 #define BOOST_TEST_MODULE conv_concat
 #include <boost/test/unit_test.hpp>
 #include <cmath>
@@ -27,7 +27,8 @@ namespace {
 struct Branch {
   int64_t m, k, group = 1;
   bool bias = true;
-  const char* act = "";  // activation op after the conv ("" = none)
+  const char* act = "";   // activation op after the conv ("" = none)
+  bool residual = false;  // conv(x) + x before the activation (m == c, stride 1)
 };
 
 struct Case {
@@ -35,6 +36,7 @@ struct Case {
   std::vector<Branch> branches;
   bool reuse_first = false;  // the first branch's output also feeds a graph output of its own
   int fused = 1;             // ConvConcat nodes the fast Factory must hold
+  bool join_input = false;   // x itself joins the Concat, last (stride 1)
 };
 
 // The layout pass lays out only values of known rank 4, as the importer leaves them.
@@ -64,9 +66,14 @@ Graph make_graph(const Case& k) {
     a.set("pads", std::vector<int64_t>{p, p, p, p});
     a.set("group", b.group);
     int32_t y = shaped(g, add_node(g, "Conv", in, 1, a), {k.n, b.m, oh, ow});
+    if (b.residual) y = shaped(g, add_node(g, "Add", {y, x}), {k.n, b.m, oh, ow});
     if (*b.act != '\0') y = shaped(g, add_node(g, b.act, {y}), {k.n, b.m, oh, ow});
     parts.push_back(y);
     channels += b.m;
+  }
+  if (k.join_input) {
+    parts.push_back(x);
+    channels += k.c;
   }
   Attributes a;
   a.set("axis", int64_t{1});
@@ -111,6 +118,16 @@ BOOST_AUTO_TEST_CASE(gemm_branches_match_reference) {
   check({1, 24, 10, 7, 2, {{24, 3, 3}, {5, 1}}}, "narrow grouped 3x3 stride 2 branch");
 }
 
+// A branch with a residual (YOLOv5's C3 joins a bottleneck's x + conv(x) with a plain conv)
+// writes into the joined tensor as the others do.
+BOOST_AUTO_TEST_CASE(residual_branches_match_reference) {
+  if (!have_fast()) return;
+  check({2, 24, 9, 11, 1, {{24, 3, 1, true, "Relu", true}, {8, 1, 1, false, "Sigmoid"}}},
+        "a 3x3 residual branch, batch 2");
+  check({1, 32, 10, 10, 1, {{32, 1, 1, true, "", true}, {32, 3, 1, true, "Relu", true}}},
+        "residuals on the GEMM and Winograd paths");
+}
+
 BOOST_AUTO_TEST_CASE(the_pass_leaves_other_concats_alone) {
   if (!have_fast()) return;
   Case reused{1, 16, 14, 14, 1, {{16, 1}, {16, 3}}};
@@ -118,4 +135,8 @@ BOOST_AUTO_TEST_CASE(the_pass_leaves_other_concats_alone) {
   reused.fused = 0;
   check(reused, "a branch output used twice");
   check({1, 16, 14, 14, 1, {{16, 3, 16}, {16, 1}}, false, 0}, "a depthwise branch");
+  Case joined{1, 16, 14, 14, 1, {{16, 1}}};
+  joined.join_input = true;
+  joined.fused = 0;
+  check(joined, "the input itself joined");
 }

@@ -14,6 +14,8 @@
 namespace weave::fast {
 namespace {
 
+constexpr std::size_t kPer = fused::kConvConcatInputs;  // x, weights, bias, residual
+
 class ConvConcat final : public Kernel {
  public:
   explicit ConvConcat(std::vector<std::unique_ptr<Kernel>> convs) : convs_(std::move(convs)) {}
@@ -22,7 +24,7 @@ class ConvConcat final : public Kernel {
     for (auto& c : convs_) c->visit_packed(fn);
   }
   [[nodiscard]] bool packs_input(std::size_t k) const override {
-    return k / 3 < convs_.size() && convs_[k / 3]->packs_input(k % 3);
+    return k / kPer < convs_.size() && convs_[k / kPer]->packs_input(k % kPer);
   }
 
   Status infer(ShapeContext& ctx) const override {
@@ -32,7 +34,7 @@ class ConvConcat final : public Kernel {
     for (std::size_t i = 0; i < convs_.size(); ++i) {
       TensorView o;
       const std::string label = ctx.label + " conv " + std::to_string(i);
-      ShapeContext sub{ctx.inputs.subspan(3 * i, 3), std::span<TensorView>(&o, 1), 0, label};
+      ShapeContext sub{ctx.inputs.subspan(kPer * i, kPer), std::span<TensorView>(&o, 1), 0, label};
       WEAVE_TRY(convs_[i]->infer(sub));
       workspace = std::max(workspace, sub.workspace);
       states.push_back(std::move(sub.state));
@@ -60,7 +62,8 @@ class ConvConcat final : public Kernel {
     int64_t channel = 0;
     for (std::size_t i = 0; i < convs_.size(); ++i) {
       const auto& c = static_cast<const NhwcConvKernel&>(*convs_[i]);
-      const RunContext sub{ctx.inputs.subspan(3 * i, 3), {}, ctx.workspace, ctx.parallel, states[i].get()};
+      const RunContext sub{
+          ctx.inputs.subspan(kPer * i, kPer), {}, ctx.workspace, ctx.parallel, states[i].get()};
       c.run_into(sub, y + channel, ldy);
       channel += c.out_channels();
     }
@@ -76,21 +79,23 @@ class ConvConcat final : public Kernel {
 Expected<std::unique_ptr<Kernel>> make_fast_conv_concat(const KernelSetup& s) {
   if (ops() == nullptr) return make_error(s.label, ": ConvConcat needs the fast CPU path");
   const int64_t n = s.node.attrs.get_int("convs", 0);
-  if (n < 1 || s.node.inputs.size() != static_cast<std::size_t>(3 * n) || s.node.outputs.size() != 1 ||
-      s.inputs.size() != s.node.inputs.size() || s.constants.size() != s.node.inputs.size())
-    return make_error(s.label, ": ConvConcat takes 3 inputs per conv (x, weights, bias) and gives 1 output");
+  if (n < 1 || n > fused::kConvConcatMembers || s.node.inputs.size() != kPer * static_cast<std::size_t>(n) ||
+      s.node.outputs.size() != 1 || s.inputs.size() != s.node.inputs.size() ||
+      s.constants.size() != s.node.inputs.size())
+    return make_error(s.label, ": ConvConcat takes 1 to ", fused::kConvConcatMembers, " convs of ", kPer,
+                      " inputs (x, weights, bias, residual) and gives 1 output");
   std::vector<std::unique_ptr<Kernel>> convs;
   for (int64_t i = 0; i < n; ++i) {
     const std::string p = fused::conv_prefix(static_cast<std::size_t>(i));
     Node c;
     c.op = "Conv";
-    c.inputs.assign(s.node.inputs.begin() + 3 * i, s.node.inputs.begin() + 3 * i + 3);
+    const auto at = static_cast<std::size_t>(kPer * i);
+    c.inputs.assign(s.node.inputs.begin() + at, s.node.inputs.begin() + at + kPer);
     c.outputs = {kNoValue};
     for (const auto& [name, a] : s.node.attrs.items())
       if (name.rfind(p, 0) == 0) c.attrs.set(name.substr(p.size()), a);
     const std::string label = s.label + " conv " + std::to_string(i);
-    const auto at = static_cast<std::size_t>(3 * i);
-    const KernelSetup sub{c, label, s.inputs.subspan(at, 3), s.constants.subspan(at, 3), s.opset};
+    const KernelSetup sub{c, label, s.inputs.subspan(at, kPer), s.constants.subspan(at, kPer), s.opset};
     auto k = make_fast_conv(sub);
     if (!k) return k.error();
     if (!*k) return make_error(label, ": the fast Conv declines it");
