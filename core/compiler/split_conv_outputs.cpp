@@ -58,8 +58,8 @@ std::vector<int64_t> part_sizes(const Graph& g, const Node& s, const Node& c) {
     sizes.assign(t.as<int64_t>(), t.as<int64_t>() + t.numel());
   } else if (s.attrs.has("split")) {
     sizes = s.attrs.get_ints("split");
-  } else if (const int64_t k = s.attrs.get_int("num_outputs", 0); k > 0) {
-    if (k != n) return {};
+  } else if (s.attrs.has("num_outputs")) {  // its kernel refuses a count other than the outputs'
+    if (s.attrs.get_int("num_outputs", 0) != n) return {};
     const int64_t chunk = (m + n - 1) / n;
     for (int64_t i = 0; i < n; ++i) sizes.push_back(std::clamp<int64_t>(m - i * chunk, 0, chunk));
   } else {

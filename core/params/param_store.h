@@ -37,9 +37,12 @@ namespace weave {
 // A snapshot of what the store holds now (live) and has done since it was made (cumulative).
 struct ParamStoreStats {
   std::size_t unique_params = 0;  // live entries: distinct contents held once
-  std::size_t unique_bytes = 0;   // bytes of those entries (what is actually in memory)
-  std::size_t uses = 0;           // live interned params across all graphs/factories
-  std::size_t used_bytes = 0;     // bytes those params would take without dedup
+  // Bytes of those entries (what is actually in memory), each counted as its own: an entry that
+  // is a view into a larger buffer (split_conv_outputs' rows of a weight) counts its rows, while
+  // the whole buffer stays in memory as long as any view of it does.
+  std::size_t unique_bytes = 0;
+  std::size_t uses = 0;        // live interned params across all graphs/factories
+  std::size_t used_bytes = 0;  // bytes those params would take without dedup
   // used_bytes - unique_bytes: memory saved right now.
   [[nodiscard]] std::size_t bytes_saved() const { return used_bytes - unique_bytes; }
   uint64_t lookups = 0;  // intern() calls so far

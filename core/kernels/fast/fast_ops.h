@@ -82,7 +82,7 @@ struct ConvGemmArgs {
   const float* w = nullptr;  // packed (PackedLayout)
   PackedLayout layout;
   const float* bias = nullptr;      // [groups * Mg] or null
-  const float* residual = nullptr;  // same pixel layout as y, or null
+  const float* residual = nullptr;  // pixels ldr floats apart (images r_image), or null
   int64_t ldr = 0, r_image = 0;
   Activation act;
   const float* zeros = nullptr;  // >= KW * Cg zero floats (the padding rows read)
