@@ -41,15 +41,18 @@ bool is_param(const Graph& g, int32_t value) {
          g.values[value].kind == ValueKind::param;
 }
 
+bool is_float_param(const Graph& g, int32_t value) {
+  return is_param(g, value) && g.values[value].dtype == DType::float32;
+}
+
 bool pointwise_nhwc_conv(const Graph& g, const Node& n, bool residual) {
   if (n.op != "Conv" || n.outputs.size() != 1 || n.inputs.size() < 2 ||
       n.inputs.size() > (residual ? 4u : 3u) || n.attrs.get_string("weave_layout") != "NHWC")
     return false;
-  auto float_param = [&](int32_t v) { return is_param(g, v) && g.values[v].dtype == DType::float32; };
-  if (!float_param(n.inputs[1])) return false;
+  if (!is_float_param(g, n.inputs[1])) return false;
   const Shape& w = g.values[n.inputs[1]].shape;
   if (w.size() != 4 || w[2] != 1 || w[3] != 1) return false;
-  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !float_param(n.inputs[2])) return false;
+  if (n.inputs.size() > 2 && n.inputs[2] != kNoValue && !is_float_param(g, n.inputs[2])) return false;
   auto all = [](const std::vector<int64_t>& v, int64_t x) {
     return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
   };

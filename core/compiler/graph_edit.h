@@ -17,6 +17,8 @@ namespace weave::compiler {
 [[nodiscard]] std::vector<int32_t> producers(const Graph& g);
 [[nodiscard]] bool is_graph_output(const Graph& g, int32_t value);
 [[nodiscard]] bool is_param(const Graph& g, int32_t value);
+// is_param, of dtype float32.
+[[nodiscard]] bool is_float_param(const Graph& g, int32_t value);
 // Every graph input has a fully static shape. Passes that act on an intermediate's static dims
 // (trim_conv_taps, unfold_patch_conv) ask this first: such dims then follow from the inputs the
 // executor enforces, not from a model's stored value_info, which may be stale where an input was

@@ -14,12 +14,12 @@ using namespace compiler;
 
 namespace {
 
-// Rows [first, first + rows) of a param whose leading dim is `total`, as a new param sharing the
-// same bytes.
-int32_t rows_of(Graph& g, int32_t value, int64_t total, int64_t first, int64_t rows) {
+// Rows [first, first + rows) of a param (along its leading dim), as a new param sharing the same
+// bytes.
+int32_t rows_of(Graph& g, int32_t value, int64_t first, int64_t rows) {
   const Value& v = g.values[value];
   const SharedBytes& all = g.params[static_cast<std::size_t>(v.param)].data;
-  const std::size_t row_bytes = all.size() / static_cast<std::size_t>(total);
+  const std::size_t row_bytes = all.size() / static_cast<std::size_t>(v.shape[0]);
   Shape shape = v.shape;
   shape[0] = rows;
   const DType dtype = v.dtype;
@@ -29,10 +29,6 @@ int32_t rows_of(Graph& g, int32_t value, int64_t total, int64_t first, int64_t r
   return g.add_param(dtype, std::move(shape), std::move(part));
 }
 
-bool float_param(const Graph& g, int32_t v) {
-  return is_param(g, v) && g.values[v].dtype == DType::float32;
-}
-
 // The channel counts of the parts when Split node `s` may be folded into Conv node `c` (the
 // producer of its input), else empty.
 std::vector<int64_t> part_sizes(const Graph& g, const Node& s, const Node& c) {
@@ -40,10 +36,10 @@ std::vector<int64_t> part_sizes(const Graph& g, const Node& s, const Node& c) {
       c.attrs.get_int("group", 1) != 1)
     return {};
   const int32_t w = c.inputs[1], b = c.inputs.size() > 2 ? c.inputs[2] : kNoValue;
-  if (!float_param(g, w)) return {};
+  if (!is_float_param(g, w)) return {};
   const Shape& ws = g.values[w].shape;
   if (ws.size() < 3 || ws[0] < 2) return {};
-  if (b != kNoValue && (!float_param(g, b) || g.values[b].shape != Shape{ws[0]})) return {};
+  if (b != kNoValue && (!is_float_param(g, b) || g.values[b].shape != Shape{ws[0]})) return {};
   const std::size_t rank = ws.size();  // the Conv's output's
   int64_t axis = s.attrs.get_int("axis", 0);
   if (axis < 0) axis += static_cast<int64_t>(rank);
@@ -100,13 +96,12 @@ Status split_conv_outputs(Graph& g) {
     const Node conv = g.nodes[ci];
     const std::vector<int32_t> outs = s.outputs;
     const int32_t w = conv.inputs[1], b = conv.inputs.size() > 2 ? conv.inputs[2] : kNoValue;
-    const int64_t m = g.values[w].shape[0];
     std::vector<Node> out;
     int64_t first = 0;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
       Node p = conv;
-      p.inputs[1] = rows_of(g, w, m, first, sizes[k]);
-      if (b != kNoValue) p.inputs[2] = rows_of(g, b, m, first, sizes[k]);
+      p.inputs[1] = rows_of(g, w, first, sizes[k]);
+      if (b != kNoValue) p.inputs[2] = rows_of(g, b, first, sizes[k]);
       p.outputs = {outs[k]};
       out.push_back(std::move(p));
       first += sizes[k];
