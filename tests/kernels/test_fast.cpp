@@ -125,9 +125,10 @@ void conv_case(Rng& r, int kind, int i) {
   // 7: 3x3 depthwise at stride 2 whose channels end in one whole vector past pairs of them
   // (tiles of 4 pixels x 2 vectors, then 4 pixels x 1)
   if (kind == 7) c = r.pick({8, 16, 24, 40, 48, 80}), m = c, group = c, k = 3, s = 2, d = 1;
-  // 8: narrow groups in a 3-wide window, undilated, stride 1 or 2: the blocks of 8 and 4 output
-  // pixels that permute each input pixel once for all the outputs that read it (impl_spatial.h),
-  // on rows long enough for several blocks and their tails
+  // 8: narrow groups in a 3-wide window, undilated, stride 1 or 2: the blocks of 8, 4, 2 and 1
+  // output pixels that spread each input pixel once for all the outputs that read it
+  // (impl_spatial.h: a broadcast, an in-lane shuffle or a permutation by group width), on rows
+  // long enough for several blocks and their tails
   if (kind == 8) {
     const int64_t gw = r.pick({2, 4, 8});
     group = r.pick({2, 3, 6, 16});

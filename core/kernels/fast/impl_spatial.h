@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/impl_epilogue.h"
@@ -492,13 +493,43 @@ inline void activate_array(const float* x, float* y, int64_t n, Activation act) 
   });
 }
 
-// Grouped convolution of narrow groups: NP output pixels ow0.. (their taps [kwl, kwh) inside
-// the input), channel vector [c, c + W) holding W / gw whole groups. Input channel vector x of a
-// pixel serves every input channel i of those groups: lane j reads x[gw * (j / gw) + i] through
-// the permutation idx + i * W, times weight row i. Two sums per pixel, of the even and the odd
-// channels i (a group has 2, 4 or 8): a lone edge pixel is otherwise one chain of dependent FMAs,
-// KH * KW * gw long, at the FMA's latency (ResNeXt's 56-wide rows have four such pixels).
-template <int NP>
+template <int N, typename F>
+__attribute__((always_inline)) inline void static_for(F&& f) {
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    (f(std::integral_constant<int, I>{}), ...);
+  }
+  (std::make_integer_sequence<int, N>{});
+}
+
+// Grouped convolution of narrow groups (G = 2, 4 or 8 channels in and out per group): input
+// channel I of a group multiplies weight row I in every lane of that group, so each pixel's
+// channel vector is spread per I: lane j gets channel G * (j / G) + I of the pixel. The spread is
+// the cheapest the group allows: a group as wide as the vector is one channel broadcast from
+// memory (a load, no shuffle), groups of 2 or 4 lie inside a 128-bit lane (one in-lane shuffle);
+// only AVX-512's groups of 8 cross lanes (the permutation table idx of grouped_narrow). On AVX2
+// the lane-crossing permutation for every group width left RegNet's and ResNeXt's groups of 8
+// at 2.2x ONNX Runtime's time.
+template <int G, int I>
+__attribute__((always_inline)) inline V spread(const float* px, V loaded, const int32_t* idx) {
+  if constexpr (G == Simd::W) {
+    return Simd::set1(px[I]);
+  } else if constexpr (G <= 4) {
+    constexpr int imm = [] {
+      int m = 0;
+      for (int p = 0; p < 4; ++p) m |= (G * (p / G) + I) << (2 * p);
+      return m;
+    }();
+    return Simd::shuffle_in_lane<imm>(loaded);
+  } else {
+    return Simd::permute(loaded, idx + I * Simd::W);
+  }
+}
+
+// NP output pixels ow0.. (their taps [kwl, kwh) inside the input), channel vector [c, c + W)
+// holding W / G whole groups. Two sums per pixel, of the even and the odd channels I: a lone edge
+// pixel is otherwise one chain of dependent FMAs, KH * KW * G long, at the FMA's latency
+// (ResNeXt's 56-wide rows have four such pixels).
+template <int NP, int G>
 inline void gw_pixels(const DepthwiseArgs& a, const int32_t* idx, const float* x, float* y, const float* res,
                       int64_t oh, int64_t ow0, int64_t c, int64_t khl, int64_t khh, int64_t kwl,
                       int64_t kwh) {
@@ -512,22 +543,22 @@ inline void gw_pixels(const DepthwiseArgs& a, const int32_t* idx, const float* x
   const int64_t step = a.SW * a.C;
   for (int64_t kh = khl; kh < khh; ++kh) {
     const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
-    const float* wr = a.w + kh * a.KW * a.gw * a.c_pad + c;
+    const float* wr = a.w + kh * a.KW * G * a.c_pad + c;
     for (int64_t kw = kwl; kw < kwh; ++kw) {
       const float* xp = xr + kw * a.DW * a.C;
       V xv[NP];
 #pragma GCC unroll 4
       for (int p = 0; p < NP; ++p) xv[p] = full ? Simd::load(xp + p * step) : Simd::load(xp + p * step, m);
-      const float* wp = wr + kw * a.gw * a.c_pad;
-      for (int64_t i = 0; i < a.gw; i += 2) {
+      const float* wp = wr + kw * G * a.c_pad;
+      static_for<G / 2>([&](auto h) {
+        constexpr int i = 2 * decltype(h)::value;
         const V w0 = Simd::load(wp + i * a.c_pad), w1 = Simd::load(wp + (i + 1) * a.c_pad);
-        const int32_t* perm = idx + i * Simd::W;
 #pragma GCC unroll 4
         for (int p = 0; p < NP; ++p) {
-          acc[p][0] = Simd::fma(Simd::permute(xv[p], perm), w0, acc[p][0]);
-          acc[p][1] = Simd::fma(Simd::permute(xv[p], perm + Simd::W), w1, acc[p][1]);
+          acc[p][0] = Simd::fma(spread<G, i>(xp + p * step, xv[p], idx), w0, acc[p][0]);
+          acc[p][1] = Simd::fma(spread<G, i + 1>(xp + p * step, xv[p], idx), w1, acc[p][1]);
         }
-      }
+      });
     }
   }
 #pragma GCC unroll 4
@@ -537,11 +568,11 @@ inline void gw_pixels(const DepthwiseArgs& a, const int32_t* idx, const float* x
 }
 
 // gw_pixels for NP interior output pixels of a 3-wide window at stride S across (ResNeXt's and
-// RegNet's 3x3): input pixel q of a row is permuted once per input channel i and serves every
-// output whose window holds it, where gw_pixels permutes it once per output. Per row of the
-// window and channel i: (NP - 1) * S + 3 permutations for 3 * NP FMAs (gw_pixels: one for each),
-// so the shuffle unit no longer limits the FMAs, and NP independent sums hide the FMA latency.
-template <int NP, int S>
+// RegNet's 3x3): input pixel q of a row is spread once per input channel i and serves every
+// output whose window holds it, where gw_pixels spreads it once per output. Per row of the
+// window and channel i: (NP - 1) * S + 3 spreads for 3 * NP FMAs, and NP independent sums hide
+// the FMA latency.
+template <int NP, int S, int G>
 inline void gw_pixels_k3(const DepthwiseArgs& a, const int32_t* idx, const float* x, float* y,
                          const float* res, int64_t oh, int64_t ow0, int64_t c, int64_t khl, int64_t khh) {
   const bool full = a.C - c >= Simd::W;
@@ -554,20 +585,21 @@ inline void gw_pixels_k3(const DepthwiseArgs& a, const int32_t* idx, const float
   constexpr int kPixels = (NP - 1) * S + 3;
   for (int64_t kh = khl; kh < khh; ++kh) {
     const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
-    const float* wr = a.w + kh * 3 * a.gw * a.c_pad + c;
-    for (int64_t i = 0; i < a.gw; ++i) {
-      const int32_t* perm = idx + i * Simd::W;
-      const V w[3] = {Simd::load(wr + i * a.c_pad), Simd::load(wr + (a.gw + i) * a.c_pad),
-                      Simd::load(wr + (2 * a.gw + i) * a.c_pad)};
+    const float* wr = a.w + kh * 3 * G * a.c_pad + c;
+    static_for<G>([&](auto ic) {
+      constexpr int i = decltype(ic)::value;
+      const V w[3] = {Simd::load(wr + i * a.c_pad), Simd::load(wr + (G + i) * a.c_pad),
+                      Simd::load(wr + (2 * G + i) * a.c_pad)};
 #pragma GCC unroll 17
       for (int q = 0; q < kPixels; ++q) {
-        const V xq = Simd::permute(full ? Simd::load(xr + q * a.C) : Simd::load(xr + q * a.C, m), perm);
+        const float* xq_at = xr + q * a.C;
+        const V xq = spread<G, i>(xq_at, full ? Simd::load(xq_at) : Simd::load(xq_at, m), idx);
 #pragma GCC unroll 3
         for (int kw = 0; kw < 3; ++kw)
           if (q >= kw && (q - kw) % S == 0 && (q - kw) / S < NP)
             acc[(q - kw) / S] = Simd::fma(xq, w[kw], acc[(q - kw) / S]);
       }
-    }
+    });
   }
 #pragma GCC unroll 8
   for (int p = 0; p < NP; ++p)
@@ -575,8 +607,34 @@ inline void gw_pixels_k3(const DepthwiseArgs& a, const int32_t* idx, const float
                   full, m, RuntimeAct{a.act});
 }
 
+// One output row's channel vector [c, c + W) of groups of G: the interior in blocks of 8, 4, 2
+// and 1 pixels, the columns whose window crosses the border (outside [in_lo, in_hi)) one by one.
+template <int G>
+inline void grouped_row(const DepthwiseArgs& a, const int32_t* idx, const float* x, float* y,
+                        const float* res, int64_t oh, int64_t c, int64_t khl, int64_t khh, int64_t in_lo,
+                        int64_t in_hi) {
+  auto edge = [&](int64_t ow) {
+    int64_t kwl = 0, kwh = 0;
+    tap_range(ow, a.SW, a.PL, a.DW, a.KW, a.IW, kwl, kwh);
+    gw_pixels<1, G>(a, idx, x, y, res, oh, ow, c, khl, khh, kwl, kwh);
+  };
+  int64_t ow = 0;
+  for (; ow < in_lo; ++ow) edge(ow);
+  auto k3_blocks = [&](auto stride) {
+    constexpr int S = decltype(stride)::value;
+    for (; ow + 8 <= in_hi; ow += 8) gw_pixels_k3<8, S, G>(a, idx, x, y, res, oh, ow, c, khl, khh);
+    for (; ow + 4 <= in_hi; ow += 4) gw_pixels_k3<4, S, G>(a, idx, x, y, res, oh, ow, c, khl, khh);
+    for (; ow + 2 <= in_hi; ow += 2) gw_pixels_k3<2, S, G>(a, idx, x, y, res, oh, ow, c, khl, khh);
+    for (; ow < in_hi; ++ow) gw_pixels_k3<1, S, G>(a, idx, x, y, res, oh, ow, c, khl, khh);
+  };
+  if (a.KW == 3 && a.DW == 1 && a.SW == 1) k3_blocks(std::integral_constant<int, 1>{});
+  if (a.KW == 3 && a.DW == 1 && a.SW == 2) k3_blocks(std::integral_constant<int, 2>{});
+  for (; ow + 4 <= in_hi; ow += 4) gw_pixels<4, G>(a, idx, x, y, res, oh, ow, c, khl, khh, 0, a.KW);
+  for (; ow < a.OW; ++ow) edge(ow);
+}
+
 // a.ldy must be set (>= C): ConvConcat writes a grouped convolution into its channels of a wider
-// tensor.
+// tensor. a.gw is 2, 4 or 8 and divides W (make_fast_conv's narrow test).
 inline void grouped_narrow(const DepthwiseArgs& a, const Parallel& par) {
   alignas(64) int32_t idx[Simd::W * Simd::W];
   for (int64_t i = 0; i < a.gw; ++i)
@@ -587,37 +645,26 @@ inline void grouped_narrow(const DepthwiseArgs& a, const Parallel& par) {
   int64_t in_hi = a.IW + a.PL - span <= 0 ? 0 : (a.IW + a.PL - span - 1) / a.SW + 1;
   if (in_hi > a.OW) in_hi = a.OW;
   if (in_lo > in_hi) in_lo = in_hi;
-  const bool k3 = a.KW == 3 && a.DW == 1;
   const int64_t rows = a.N * a.OH;
   const double work = 2.0 * static_cast<double>(rows * a.OW * a.C * a.KH * a.KW * a.gw);
-  par.for_range(rows, grain_for(par, rows, work), [&](int64_t r0, int64_t r1) {
-    for (int64_t row = r0; row < r1; ++row) {
-      const int64_t n = row / a.OH, oh = row % a.OH;
-      const float* x = a.x + n * a.IH * a.IW * a.C;
-      float* y = a.y + (n * a.OH + oh) * a.OW * a.ldy;
-      const float* res = a.residual != nullptr ? a.residual + (n * a.OH + oh) * a.OW * a.C : nullptr;
-      int64_t khl = 0, khh = 0;
-      tap_range(oh, a.SH, a.PT, a.DH, a.KH, a.IH, khl, khh);
-      for (int64_t c = 0; c < a.C; c += Simd::W) {
-        auto edge = [&](int64_t ow) {
-          int64_t kwl = 0, kwh = 0;
-          tap_range(ow, a.SW, a.PL, a.DW, a.KW, a.IW, kwl, kwh);
-          gw_pixels<1>(a, idx, x, y, res, oh, ow, c, khl, khh, kwl, kwh);
-        };
-        int64_t ow = 0;
-        for (; ow < in_lo; ++ow) edge(ow);
-        auto k3_blocks = [&](auto stride) {
-          constexpr int S = decltype(stride)::value;
-          for (; ow + 8 <= in_hi; ow += 8) gw_pixels_k3<8, S>(a, idx, x, y, res, oh, ow, c, khl, khh);
-          for (; ow + 4 <= in_hi; ow += 4) gw_pixels_k3<4, S>(a, idx, x, y, res, oh, ow, c, khl, khh);
-        };
-        if (k3 && a.SW == 1) k3_blocks(std::integral_constant<int, 1>{});
-        if (k3 && a.SW == 2) k3_blocks(std::integral_constant<int, 2>{});
-        for (; ow + 4 <= in_hi; ow += 4) gw_pixels<4>(a, idx, x, y, res, oh, ow, c, khl, khh, 0, a.KW);
-        for (; ow < a.OW; ++ow) edge(ow);
+  auto run = [&](auto width) {
+    constexpr int G = decltype(width)::value;
+    par.for_range(rows, grain_for(par, rows, work), [&](int64_t r0, int64_t r1) {
+      for (int64_t row = r0; row < r1; ++row) {
+        const int64_t n = row / a.OH, oh = row % a.OH;
+        const float* x = a.x + n * a.IH * a.IW * a.C;
+        float* y = a.y + (n * a.OH + oh) * a.OW * a.ldy;
+        const float* res = a.residual != nullptr ? a.residual + (n * a.OH + oh) * a.OW * a.C : nullptr;
+        int64_t khl = 0, khh = 0;
+        tap_range(oh, a.SH, a.PT, a.DH, a.KH, a.IH, khl, khh);
+        for (int64_t c = 0; c < a.C; c += Simd::W)
+          grouped_row<G>(a, idx, x, y, res, oh, c, khl, khh, in_lo, in_hi);
       }
-    }
-  });
+    });
+  };
+  if (a.gw == 2) run(std::integral_constant<int, 2>{});
+  if (a.gw == 4) run(std::integral_constant<int, 4>{});
+  if (a.gw == 8) run(std::integral_constant<int, 8>{});
 }
 
 inline void channel_affine_rows(const float* x, float* y, int64_t rows, int64_t n, const float* a,

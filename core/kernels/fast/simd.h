@@ -47,6 +47,12 @@ struct Simd {
   static V scalef(V a, V n) { return _mm512_scalef_ps(a, n); }  // a * 2^floor(n)
   // Lane i of the result is lane idx[i] of v (idx: W int32).
   static V permute(V v, const int32_t* idx) { return _mm512_permutexvar_ps(_mm512_loadu_si512(idx), v); }
+  // Lane j of the result: lane 4 * (j / 4) + ((Imm >> 2 * (j % 4)) & 3) of v, a shuffle inside each
+  // 128-bit lane (one cheap instruction; permute crosses lanes).
+  template <int Imm>
+  static V shuffle_in_lane(V v) {
+    return _mm512_permute_ps(v, Imm);
+  }
   // Lane i of the result: a[idx[i]] for idx[i] < W, else b[idx[i] - W].
   static V permute2(V a, V b, const int32_t* idx) {
     return _mm512_permutex2var_ps(a, _mm512_loadu_si512(idx), b);
@@ -111,6 +117,10 @@ struct Simd {
   static V abs(V a) { return _mm256_andnot_ps(set1(-0.f), a); }
   static V permute(V v, const int32_t* idx) {
     return _mm256_permutevar8x32_ps(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx)));
+  }
+  template <int Imm>
+  static V shuffle_in_lane(V v) {
+    return _mm256_permute_ps(v, Imm);
   }
   // Lane i of the result: a[idx[i]] for idx[i] < W, else b[idx[i] - W] (both permuted by the low
   // three bits, then blended on bit 3 moved into the sign).
