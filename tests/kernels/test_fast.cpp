@@ -469,6 +469,36 @@ BOOST_AUTO_TEST_CASE(conv_narrow_groups_3_wide_match_reference) {
   conv_cases(8, 24);
 }
 
+// Narrow groups in a 3-wide window over every interior width from 1 to 18 output columns, for
+// each group width (2, 4, 8), stride (1, 2) and three groups (a partial last vector for groups
+// narrower than the vector): each row's interior runs the 8-, 4-, 2- and 1-pixel blocks in every
+// mix, the border columns the edge path (impl_spatial.h, grouped_row), each output checked.
+BOOST_AUTO_TEST_CASE(conv_narrow_groups_every_row_tail_matches_reference) {
+  if (!have_fast()) return;
+  for (const int64_t gw : {2, 4, 8})
+    for (const int64_t s : {1, 2})
+      for (int64_t interior = 1; interior <= 18; ++interior) {
+        // Padding 1: output columns 1 .. interior are the ones whose window is inside the input.
+        const int64_t w = s == 1 ? interior + 2 : 2 * interior + 2, c = 3 * gw;
+        KernelCase kc;
+        kc.op = "Conv";
+        kc.attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+        kc.attrs.set("strides", std::vector<int64_t>{s, s});
+        kc.attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+        kc.attrs.set("group", int64_t{3});
+        kc.attrs.set("activation", std::string("Relu"));
+        const uint32_t seed = static_cast<uint32_t>(9000 + 100 * gw + 50 * s + interior);
+        kc.inputs.push_back(random_f32(Dims{1, c, 3, w}, seed));
+        kc.inputs.push_back(random_f32(Dims{c, gw, 3, 3}, seed + 1));
+        kc.inputs.push_back(random_f32(Dims{c}, seed + 2));
+        kc.constant = {false, true, true};
+        compare(kc, {0}, 3e-5,
+                "narrow groups of " + std::to_string(gw) + " stride " + std::to_string(s) + ": x " +
+                    shape_str(kc.inputs[0].dims().span()),
+                1);
+      }
+}
+
 BOOST_AUTO_TEST_CASE(conv_gelu_with_residual_whole_tiles_match_reference) {
   conv_cases(9, 12);
 }
