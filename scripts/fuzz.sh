@@ -44,7 +44,7 @@ all=(fuzz_artifact fuzz_onnx fuzz_npy fuzz_caps fuzz_shape_text fuzz_codecs)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 # Executions per target: about a minute each on the 2-core CI machine (docs/reliability.md).
-declare -A runs=([fuzz_artifact]=800000 [fuzz_onnx]=300000 [fuzz_npy]=8000000 [fuzz_caps]=80000
+declare -A runs=([fuzz_artifact]=800000 [fuzz_onnx]=150000 [fuzz_npy]=8000000 [fuzz_caps]=80000
   [fuzz_shape_text]=2000000 [fuzz_codecs]=150000)
 
 source scripts/fuzz_common.sh
