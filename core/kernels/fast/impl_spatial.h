@@ -337,16 +337,18 @@ inline void depthwise_row(const DepthwiseArgs& a, int64_t row, int64_t in_lo, in
   for (int64_t ow = in_hi; ow < a.OW; ++ow) edge(ow);
 }
 
+// Output columns [in_lo, in_hi) whose whole window lies inside the input's width.
+inline void interior_columns(const DepthwiseArgs& a, int64_t& in_lo, int64_t& in_hi) {
+  const int64_t span = (a.KW - 1) * a.DW;
+  in_lo = a.PL > 0 ? (a.PL + a.SW - 1) / a.SW : 0;
+  in_hi = a.IW + a.PL - span <= 0 ? 0 : (a.IW + a.PL - span - 1) / a.SW + 1;
+  if (in_hi > a.OW) in_hi = a.OW;
+  if (in_lo > in_hi) in_lo = in_hi;
+}
+
 inline void depthwise(const DepthwiseArgs& a, const Parallel& par) {
-  // Output columns whose whole window lies inside the input's width.
   int64_t in_lo = 0, in_hi = 0;
-  {
-    const int64_t span = (a.KW - 1) * a.DW;
-    in_lo = a.PL > 0 ? (a.PL + a.SW - 1) / a.SW : 0;
-    in_hi = a.IW + a.PL - span <= 0 ? 0 : (a.IW + a.PL - span - 1) / a.SW + 1;
-    if (in_hi > a.OW) in_hi = a.OW;
-    if (in_lo > in_hi) in_lo = in_hi;
-  }
+  interior_columns(a, in_lo, in_hi);
   const int64_t rows = a.N * a.OH;
   const double work = 2.0 * static_cast<double>(rows * a.OW * a.C * a.KH * a.KW);
   const int64_t chunk = depthwise_chunk(a);
@@ -639,12 +641,8 @@ inline void grouped_narrow(const DepthwiseArgs& a, const Parallel& par) {
   alignas(64) int32_t idx[Simd::W * Simd::W];
   for (int64_t i = 0; i < a.gw; ++i)
     for (int j = 0; j < Simd::W; ++j) idx[i * Simd::W + j] = static_cast<int32_t>(j / a.gw * a.gw + i);
-  // Output columns whose whole window lies inside the input's width.
-  const int64_t span = (a.KW - 1) * a.DW;
-  int64_t in_lo = a.PL > 0 ? (a.PL + a.SW - 1) / a.SW : 0;
-  int64_t in_hi = a.IW + a.PL - span <= 0 ? 0 : (a.IW + a.PL - span - 1) / a.SW + 1;
-  if (in_hi > a.OW) in_hi = a.OW;
-  if (in_lo > in_hi) in_lo = in_hi;
+  int64_t in_lo = 0, in_hi = 0;
+  interior_columns(a, in_lo, in_hi);
   const int64_t rows = a.N * a.OH;
   const double work = 2.0 * static_cast<double>(rows * a.OW * a.C * a.KH * a.KW * a.gw);
   auto run = [&](auto width) {
