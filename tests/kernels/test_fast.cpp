@@ -122,9 +122,9 @@ void conv_case(Rng& r, int kind, int i) {
   // one a partial vector when C is not a multiple of it.
   if (kind == 5) c = r.pick({300, 465, 600, 1160}), m = c, group = c, k = r.pick({3, 5, 7}), d = 1;
   if (kind == 6) c = r.pick({16, 32, 72}), m = c, group = c, k = r.pick({3, 5, 7}), s = 1, d = 2;
-  // 7: 3x3 depthwise at stride 2 whose channels end in one whole vector past pairs of them
-  // (tiles of 4 pixels x 2 vectors, then 4 pixels x 1)
-  if (kind == 7) c = r.pick({8, 16, 24, 40, 48, 80}), m = c, group = c, k = 3, s = 2, d = 1;
+  // 7: 3x3 depthwise at stride 2 whose channels end in one whole vector past pairs of them, or
+  // in a partial one: the sliding blocks of 8, 4 and 2 pixels at stride 2 (impl_spatial.h)
+  if (kind == 7) c = r.pick({8, 16, 24, 40, 48, 80, 13, 44}), m = c, group = c, k = 3, s = 2, d = 1;
   // 8: narrow groups in a 3-wide window, undilated, stride 1 or 2: the blocks of 8, 4, 2 and 1
   // output pixels that spread each input pixel once for all the outputs that read it
   // (impl_spatial.h: a broadcast, an in-lane shuffle or a permutation by group width), on rows

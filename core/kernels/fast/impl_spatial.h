@@ -152,41 +152,59 @@ __attribute__((always_inline)) inline void dw_pixels(const DepthwiseArgs& a, con
                   m, act);
 }
 
-// NP interior output pixels ow0.. of a stride-1 window KW wide, undilated across (rows may be
-// dilated), one channel vector
-// [c, c + W) (masked by `left`): each input vector of a window row is loaded once and feeds every
-// output pixel whose window holds it, NP + KW - 1 loads a row where dw_pixels makes NP * KW, so
-// the FMAs, not the loads, set the pace.
-template <int NP, int KW, bool full, class Act>
-inline void dw_pixels_s1(const DepthwiseArgs& a, const float* x, float* y, const float* res, int64_t oh,
-                         int64_t ow0, int64_t c, int64_t khl, int64_t khh, const Act& act) {
-  const auto m = Simd::mask(a.C - c);
-  const V b = a.bias != nullptr ? Simd::load(a.bias + c, m) : Simd::zero();
-  V acc[NP];
+// NP interior output pixels ow0.. of a window KW wide at stride S across, undilated across (rows
+// may be dilated), channels [c0, c1) a vector at a time (the last one masked): each input vector
+// of a window row is loaded once and feeds every output pixel whose window holds it,
+// (NP - 1) * S + KW loads a row where dw_pixels makes NP * KW, so the FMAs, not the loads, set
+// the pace. The channel loop is inside, over row and weight pointers found once per block:
+// called once per channel vector, the addressing and the call cost as much as the 9 x NP FMAs
+// of a 3x3 window (single-thread, AVX2, 3x3 at 28x28x72: 30 -> 43 GFLOP/s, 56x56x144 28 -> 38
+// in a bench of the loop alone).
+template <int NP, int KW, int S, class Act>
+inline void dw_block_slide(const DepthwiseArgs& a, const float* x, float* y, const float* res, int64_t oh,
+                           int64_t ow0, int64_t c0, int64_t c1, int64_t khl, int64_t khh, const Act& act) {
+  // Locals, not fields read through the references: the compiler reloaded those after every
+  // store (a float store may change them, as far as it knows).
+  const Act f = act;
+  const int64_t C = a.C, cp = a.c_pad, rows = khh - khl;
+  const int64_t row_step = a.DH * a.IW * C, w_step = KW * cp;
+  const float* x0 = x + ((oh * a.SH - a.PT + khl * a.DH) * a.IW + ow0 * S - a.PL) * C;
+  const float* w0 = a.w + khl * w_step;
+  const float* bias = a.bias;
+  float* y0 = y + ow0 * C;
+  const float* r0 = res != nullptr ? res + ow0 * C : nullptr;
+  auto vector = [&](int64_t c, auto whole) {
+    constexpr bool full = decltype(whole)::value;
+    const auto m = Simd::mask(c1 - c);
+    const V b = bias == nullptr ? Simd::zero() : full ? Simd::load(bias + c) : Simd::load(bias + c, m);
+    V acc[NP];
 #pragma GCC unroll 8
-  for (int p = 0; p < NP; ++p) acc[p] = b;
-  const int64_t ih0 = oh * a.SH - a.PT, iw0 = ow0 - a.PL;
-  for (int64_t kh = khl; kh < khh; ++kh) {
-    const float* xr = x + ((ih0 + kh * a.DH) * a.IW + iw0) * a.C + c;
-    const float* wr = a.w + kh * KW * a.c_pad + c;
-    V w[KW];
+    for (int p = 0; p < NP; ++p) acc[p] = b;
+    const float* xr = x0 + c;
+    const float* wr = w0 + c;
+    for (int64_t r = 0; r < rows; ++r, xr += row_step, wr += w_step) {
+      V w[KW];
 #pragma GCC unroll 7
-    for (int kw = 0; kw < KW; ++kw) w[kw] = Simd::load(wr + kw * a.c_pad);
-#pragma GCC unroll 16
-    for (int i = 0; i < NP + KW - 1; ++i) {
-      V xv = full ? Simd::load(xr + i * a.C) : Simd::load(xr + i * a.C, m);
-      // Opaque to the compiler: otherwise it folds the load into each FMA's memory operand,
-      // loading the vector once per tap again.
-      __asm__("" : "+v"(xv));
+      for (int kw = 0; kw < KW; ++kw) w[kw] = Simd::load(wr + kw * cp);
+#pragma GCC unroll 32
+      for (int i = 0; i < (NP - 1) * S + KW; ++i) {
+        V xv = full ? Simd::load(xr + i * C) : Simd::load(xr + i * C, m);
+        // Opaque to the compiler: otherwise it folds the load into each FMA's memory operand,
+        // loading the vector once per tap again.
+        __asm__("" : "+v"(xv));
 #pragma GCC unroll 7
-      for (int kw = 0; kw < KW; ++kw)
-        if (i - kw >= 0 && i - kw < NP) acc[i - kw] = Simd::fma(xv, w[kw], acc[i - kw]);
+        for (int kw = 0; kw < KW; ++kw)
+          if (i - kw >= 0 && (i - kw) % S == 0 && (i - kw) / S < NP)
+            acc[(i - kw) / S] = Simd::fma(xv, w[kw], acc[(i - kw) / S]);
+      }
     }
-  }
 #pragma GCC unroll 8
-  for (int p = 0; p < NP; ++p)
-    finish_vector(acc[p], y + (ow0 + p) * a.C + c, res != nullptr ? res + (ow0 + p) * a.C + c : nullptr, full,
-                  m, act);
+    for (int p = 0; p < NP; ++p)
+      finish_vector(acc[p], y0 + p * C + c, r0 != nullptr ? r0 + p * C + c : nullptr, full, m, f);
+  };
+  int64_t c = c0;
+  for (; c + Simd::W <= c1; c += Simd::W) vector(c, std::true_type{});
+  if (c < c1) vector(c, std::false_type{});
 }
 
 // NP interior output pixels x NV full channel vectors at [c, c + NV*W): NP*NV independent
@@ -266,16 +284,18 @@ inline void depthwise_row(const DepthwiseArgs& a, int64_t row, int64_t in_lo, in
     for (; c + 4 * Simd::W <= c1; c += 4 * Simd::W) dw_pixel<4>(a, x, yp, rp, oh, ow, c, khl, khh, act);
     for (; c < c1; c += Simd::W) dw_pixel<1>(a, x, yp, rp, oh, ow, c, khl, khh, act);
   };
-  // Stride 1 (undilated across), or wide windows: blocks of pixels share each weight load and
-  // give independent chains, stride 1 sliding its window. Otherwise one pixel's four channel
-  // vectors do, walking memory in order (single-thread CPU time on AVX2: 3x3 stride 2 at 32
-  // channels 1.31 vs 1.84 ms). The sliding window beats the tiles below at every channel count
-  // (3x3 at 56x56x144: 0.141 -> 0.090 ms on AVX-512, where the ninth channel vector went a pixel
-  // at a time; 0.187 -> 0.163 on AVX2; 14x14x576 0.028 -> 0.024).
-  if (a.KW < 5 && (a.SW > 1 || (a.DW > 1 && a.C >= 8 * Simd::W))) {
-    // Interior pixels in tiles of 4 pixels x 2 channel vectors, the rest per pixel; wide channels
-    // at stride 2 stay per pixel (single-thread CPU time on AVX2: 144 channels @56 stride 1 0.56
-    // -> 0.38 ms tiled; stride 2 0.15 per pixel vs 0.24 ms tiled).
+  // Undilated windows 3, 5 or 7 wide at stride 1 (3 or 5 at stride 2) slide: blocks of pixels
+  // share each weight load and each input load, and give independent chains (dw_block_slide;
+  // 3x3 at 56x56x144: 0.141 -> 0.090 ms on AVX-512 against a pixel at a time, 0.187 -> 0.163 on
+  // AVX2; at stride 2 on AVX2, 5x5 at 56x56x72 0.13 -> 0.095 ms against the per-pixel path).
+  const bool slide = a.DW == 1 && ((a.SW == 1 && (a.KW == 3 || a.KW == 5 || a.KW == 7)) ||
+                                   (a.SW == 2 && (a.KW == 3 || a.KW == 5)));
+  // Other narrow windows at a stride or dilated across: the interior in tiles of 4 pixels x 2
+  // channel vectors, or one pixel's four channel vectors at a time, walking memory in order
+  // (single-thread CPU time on AVX2: 3x3 stride 2 at 32 channels 1.31 vs 1.84 ms).
+  if (!slide && a.KW < 5 && (a.SW > 1 || (a.DW > 1 && a.C >= 8 * Simd::W))) {
+    // Wide channels at stride 2 stay per pixel (single-thread CPU time on AVX2: 144 channels
+    // @56 stride 1 0.56 -> 0.38 ms tiled; stride 2 0.15 per pixel vs 0.24 ms tiled).
     const bool tiles = a.SW == 1 || a.C < 8 * Simd::W;
     const int64_t c2 = c0 + (c1 - c0) / (2 * Simd::W) * (2 * Simd::W);
     for (int64_t ow = 0; ow < (tiles ? in_lo : 0); ++ow) edge(ow);
@@ -297,43 +317,52 @@ inline void depthwise_row(const DepthwiseArgs& a, int64_t row, int64_t in_lo, in
   for (int64_t ow = 0; ow < in_lo; ++ow) edge(ow);
   // Blocks of pixels outer, channels inner: a block's windows stay in L1 across channels.
   const int64_t cfull = c0 + (c1 - c0) / Simd::W * Simd::W;
-  // Blocks of NP pixels from ow, every channel vector; Kw > 0: the sliding window of a stride-1,
-  // undilated row Kw wide (dw_pixels_s1), else each pixel's window read whole (dw_pixels).
-  auto block = [&](auto np, auto kw, int64_t ow) {
-    constexpr int NP = decltype(np)::value, Kw = decltype(kw)::value;
+  // Blocks of NP pixels from ow, every channel vector; Kw > 0: the sliding window of an
+  // undilated row Kw wide at stride Sw (dw_block_slide), else each pixel's window read whole
+  // (dw_pixels).
+  auto block = [&](auto np, auto kw, auto sw, int64_t ow) {
+    constexpr int NP = decltype(np)::value, Kw = decltype(kw)::value, Sw = decltype(sw)::value;
     if constexpr (Kw > 0) {
-      for (int64_t c = c0; c < cfull; c += Simd::W)
-        dw_pixels_s1<NP, Kw, true>(a, x, y, res, oh, ow, c, khl, khh, act);
-      if (cfull < c1) dw_pixels_s1<NP, Kw, false>(a, x, y, res, oh, ow, cfull, khl, khh, act);
+      dw_block_slide<NP, Kw, Sw>(a, x, y, res, oh, ow, c0, c1, khl, khh, act);
     } else {
       for (int64_t c = c0; c < cfull; c += Simd::W)
         dw_pixels<NP, true>(a, x, y, res, oh, ow, c, khl, khh, act);
       if (cfull < c1) dw_pixels<NP, false>(a, x, y, res, oh, ow, cfull, khl, khh, act);
     }
   };
-  // The interior in blocks of 8 and 4 pixels; the last pixels one at a time: a block of one is a
-  // single FMA chain per channel vector, waiting on each tap's latency, where four vectors of one
-  // pixel (as at the edges) overlap four (7x7 maps of 5x5 windows: 3 interior pixels a row).
-  auto interior = [&](auto kw) {
+  // The interior in blocks of 8 and 4 pixels (and 2 with the sliding window); the last pixels
+  // one at a time: a block of one is a single FMA chain per channel vector, waiting on each tap's
+  // latency, where four vectors of one pixel (as at the edges) overlap four (7x7 maps of 5x5
+  // windows: 3 interior pixels a row).
+  auto interior = [&](auto kw, auto sw) {
+    using I = std::integral_constant<int, 0>;
     int64_t ow = in_lo;
-    for (; ow + 8 <= in_hi; ow += 8) block(std::integral_constant<int, 8>{}, kw, ow);
-    for (; ow + 4 <= in_hi; ow += 4) block(std::integral_constant<int, 4>{}, kw, ow);
+    for (; ow + 8 <= in_hi; ow += 8) block(std::integral_constant<int, 8>{}, kw, sw, ow);
+    for (; ow + 4 <= in_hi; ow += 4) block(std::integral_constant<int, 4>{}, kw, sw, ow);
+    if constexpr (decltype(kw)::value > 0)
+      for (; ow + 2 <= in_hi; ow += 2) block(std::integral_constant<int, 2>{}, kw, sw, ow);
     for (; ow < in_hi; ++ow)
       if (c1 - c0 >= 4 * Simd::W)
         edge(ow);
       else
-        block(std::integral_constant<int, 1>{}, std::integral_constant<int, 0>{}, ow);
+        block(std::integral_constant<int, 1>{}, I{}, I{}, ow);
   };
   // The sliding window wherever it applies: 3x3 at 56x56x64 0.047 -> 0.038 ms on AVX-512 (the
   // same on AVX2), 5x5 and 7x7 more.
-  if (a.SW == 1 && a.DW == 1 && a.KW == 3)
-    interior(std::integral_constant<int, 3>{});
-  else if (a.SW == 1 && a.DW == 1 && a.KW == 5)
-    interior(std::integral_constant<int, 5>{});
-  else if (a.SW == 1 && a.DW == 1 && a.KW == 7)
-    interior(std::integral_constant<int, 7>{});
+  using One = std::integral_constant<int, 1>;
+  using Two = std::integral_constant<int, 2>;
+  if (slide && a.SW == 1 && a.KW == 3)
+    interior(std::integral_constant<int, 3>{}, One{});
+  else if (slide && a.SW == 1 && a.KW == 5)
+    interior(std::integral_constant<int, 5>{}, One{});
+  else if (slide && a.SW == 1 && a.KW == 7)
+    interior(std::integral_constant<int, 7>{}, One{});
+  else if (slide && a.KW == 3)
+    interior(std::integral_constant<int, 3>{}, Two{});
+  else if (slide && a.KW == 5)
+    interior(std::integral_constant<int, 5>{}, Two{});
   else
-    interior(std::integral_constant<int, 0>{});
+    interior(std::integral_constant<int, 0>{}, One{});
   for (int64_t ow = in_hi; ow < a.OW; ++ow) edge(ow);
 }
 
