@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/kernels/fast/fast_ops.h"
 #include "core/kernels/fast/impl_epilogue.h"
@@ -195,6 +196,42 @@ __attribute__((noinline)) void store_tile_from_k(const float* acc, const Tile& t
             Simd::store(t.y + (r + i) * t.ldy + v * Simd::W, f);
           }
       }
+  }
+  // Whole-width rows two at a time, no branch between their 2 x NV vectors: each activation is
+  // one long chain of dependent operations, and the vectors of one row at a time, each behind the
+  // tests of a partial tile, overlapped poorly (SiLU after a 1x1 convolution of 16 -> 96 channels
+  // at 112x112 on the AVX2 EPYC, one thread: 1.63 -> 1.42 ms, the fastest of 5 alternated runs).
+  if (t.cols == NV * Simd::W) {
+    auto pairs = [&](auto with_res) {
+      constexpr bool kRes = decltype(with_res)::value;
+      for (; r + 2 <= t.rows; r += 2) {
+        V o[2][NV];
+#pragma GCC unroll 2
+        for (int i = 0; i < 2; ++i)
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) {
+            o[i][v] = Simd::add(Simd::load(acc + ((r + i) * NV + v) * Simd::W), bias[v]);
+            if (kRes && !a.residual_last)
+              o[i][v] = Simd::add(o[i][v], Simd::load(t.res + (r + i) * t.ldr + v * Simd::W));
+          }
+#pragma GCC unroll 2
+        for (int i = 0; i < 2; ++i)
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) o[i][v] = act(o[i][v]);
+#pragma GCC unroll 2
+        for (int i = 0; i < 2; ++i)
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) {
+            if (kRes && a.residual_last)
+              o[i][v] = Simd::add(o[i][v], Simd::load(t.res + (r + i) * t.ldr + v * Simd::W));
+            Simd::store(t.y + (r + i) * t.ldy + v * Simd::W, o[i][v]);
+          }
+      }
+    };
+    if (t.res == nullptr)
+      pairs(std::false_type{});
+    else
+      pairs(std::true_type{});
   }
   for (; r < t.rows; ++r) {
     float* yr = t.y + r * t.ldy;
