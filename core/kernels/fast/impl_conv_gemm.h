@@ -202,36 +202,29 @@ __attribute__((noinline)) void store_tile_from_k(const float* acc, const Tile& t
   // tests of a partial tile, overlapped poorly (SiLU after a 1x1 convolution of 16 -> 96 channels
   // at 112x112 on the AVX2 EPYC, one thread: 1.63 -> 1.42 ms, the fastest of 5 alternated runs).
   if (t.cols == NV * Simd::W) {
-    auto pairs = [&](auto with_res) {
-      constexpr bool kRes = decltype(with_res)::value;
-      for (; r + 2 <= t.rows; r += 2) {
-        V o[2][NV];
+    const bool res_first = t.res != nullptr && !a.residual_last,
+               res_last = t.res != nullptr && a.residual_last;
+    for (; r + 2 <= t.rows; r += 2) {
+      V o[2][NV];
 #pragma GCC unroll 2
-        for (int i = 0; i < 2; ++i)
+      for (int i = 0; i < 2; ++i)
 #pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) {
-            o[i][v] = Simd::add(Simd::load(acc + ((r + i) * NV + v) * Simd::W), bias[v]);
-            if (kRes && !a.residual_last)
-              o[i][v] = Simd::add(o[i][v], Simd::load(t.res + (r + i) * t.ldr + v * Simd::W));
-          }
+        for (int v = 0; v < NV; ++v) {
+          o[i][v] = Simd::add(Simd::load(acc + ((r + i) * NV + v) * Simd::W), bias[v]);
+          if (res_first) o[i][v] = Simd::add(o[i][v], Simd::load(t.res + (r + i) * t.ldr + v * Simd::W));
+        }
 #pragma GCC unroll 2
-        for (int i = 0; i < 2; ++i)
+      for (int i = 0; i < 2; ++i)
 #pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) o[i][v] = act(o[i][v]);
+        for (int v = 0; v < NV; ++v) o[i][v] = act(o[i][v]);
 #pragma GCC unroll 2
-        for (int i = 0; i < 2; ++i)
+      for (int i = 0; i < 2; ++i)
 #pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) {
-            if (kRes && a.residual_last)
-              o[i][v] = Simd::add(o[i][v], Simd::load(t.res + (r + i) * t.ldr + v * Simd::W));
-            Simd::store(t.y + (r + i) * t.ldy + v * Simd::W, o[i][v]);
-          }
-      }
-    };
-    if (t.res == nullptr)
-      pairs(std::false_type{});
-    else
-      pairs(std::true_type{});
+        for (int v = 0; v < NV; ++v) {
+          if (res_last) o[i][v] = Simd::add(o[i][v], Simd::load(t.res + (r + i) * t.ldr + v * Simd::W));
+          Simd::store(t.y + (r + i) * t.ldy + v * Simd::W, o[i][v]);
+        }
+    }
   }
   for (; r < t.rows; ++r) {
     float* yr = t.y + r * t.ldy;
