@@ -19,7 +19,8 @@
 //
 // WEAVE_SWEEP_STRIDE=n runs every n-th variant only (a schema's first one at its own offset, so
 // that every kind of variant is reached in some schema): the sanitizer job's share, where each
-// import costs ten times its release time; the release build runs them all.
+// import costs ten times its release time; the release build runs them all. The crash-finding
+// mode below runs every variant.
 //
 // WEAVE_SWEEP_CRASH_DIR=dir runs each schema in a child process instead and goes on after a
 // crash: the crashing models are written to dir (at most three per schema) with a list of what
